@@ -2,7 +2,7 @@
 //! (`$PSNativeCommandArgumentPassing` = `Legacy`, `Standard`, `Windows`), CLI `-Command`
 //! joining and `-EncodedCommand` decoding.
 
-use crate::render::{dotnet_with, ps_legacy_join};
+use crate::render::{dotnet_arg, ps_legacy_join};
 use crate::Error;
 
 /// `$PSNativeCommandArgumentPassing`.
@@ -318,9 +318,7 @@ pub fn native_command_line(program: &str, args: &[PsArg], mode: PassingMode) -> 
                     }
                 } else {
                     // ArgumentList element → PasteArguments.AppendArgument
-                    let fake = vec![String::new(), v.clone()];
-                    let s = dotnet_with(&fake, false).unwrap_or_default();
-                    parts.push(s[1..].to_string());
+                    parts.push(dotnet_arg(v));
                 }
             }
             PsArg::ArrayText(t) => {
@@ -328,9 +326,7 @@ pub fn native_command_line(program: &str, args: &[PsArg], mode: PassingMode) -> 
                     parts.push(t.clone());
                 } else {
                     for piece in t.split_whitespace() {
-                        let fake = vec![String::new(), piece.to_string()];
-                        let s = dotnet_with(&fake, false).unwrap_or_default();
-                        parts.push(s[1..].to_string());
+                        parts.push(dotnet_arg(piece));
                     }
                 }
             }

@@ -289,15 +289,20 @@ pub fn dotnet_with(args: &[String], argv0_rules: bool) -> Result<String, RenderE
             }
             continue;
         }
-        if !a.is_empty() && !a.chars().any(|c| c.is_whitespace() || c == '"') {
-            out.push_str(a);
-        } else {
-            out.push('"');
-            append_quoted_body(&mut out, a);
-            out.push('"');
-        }
+        out.push_str(&dotnet_arg(a));
     }
     Ok(out)
+}
+
+/// .NET `PasteArguments.AppendArgument` for one (non-argv[0]) element.
+pub fn dotnet_arg(a: &str) -> String {
+    if !a.is_empty() && !a.chars().any(|c| c.is_whitespace() || c == '"') {
+        return a.to_string();
+    }
+    let mut out = String::from("\"");
+    append_quoted_body(&mut out, a);
+    out.push('"');
+    out
 }
 
 /// Go `syscall.EscapeArg` for one element.
