@@ -1,0 +1,6 @@
+use super::*;
+
+#[test]
+fn placeholder() {
+    assert_eq!(quote_str(""), "''");
+}
