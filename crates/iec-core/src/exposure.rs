@@ -23,9 +23,28 @@ pub enum Exposure {
 pub const LONG_TEXT: usize = 4096;
 
 const INTERPRETERS: &[&str] = &[
-    "python", "python3", "node", "perl", "ruby", "php", "jq", "awk", "gawk", "sed", "osascript",
-    "powershell", "pwsh", "bash -c", "sh -c", "zsh -c", "deno", "lua", "Rscript", "sqlite3",
-    "psql", "mysql",
+    "python",
+    "python3",
+    "node",
+    "perl",
+    "ruby",
+    "php",
+    "jq",
+    "awk",
+    "gawk",
+    "sed",
+    "osascript",
+    "powershell",
+    "pwsh",
+    "bash -c",
+    "sh -c",
+    "zsh -c",
+    "deno",
+    "lua",
+    "Rscript",
+    "sqlite3",
+    "psql",
+    "mysql",
 ];
 
 /// Classifies a command text.
@@ -39,7 +58,9 @@ pub fn exposure(text: &str) -> Vec<Exposure> {
         if i.contains(' ') {
             text.contains(i)
         } else {
-            words.iter().any(|w| w == i || w.rsplit('/').next() == Some(i))
+            words
+                .iter()
+                .any(|w| w == i || w.rsplit('/').next() == Some(i))
         }
     });
     if nested {
@@ -51,7 +72,9 @@ pub fn exposure(text: &str) -> Vec<Exposure> {
         || text.contains('$')
         || text.contains('%')
         || nested_quotes
-        || text.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
+        || text
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t')
     {
         out.push(Exposure::EscapeSequences);
     }
@@ -89,12 +112,18 @@ mod tests {
     #[test]
     fn classes() {
         assert_eq!(exposure("ls -la"), vec![]);
-        assert_eq!(exposure("printf '%s' 'a != b'"), vec![Exposure::EscapeSequences]);
+        assert_eq!(
+            exposure("printf '%s' 'a != b'"),
+            vec![Exposure::EscapeSequences]
+        );
         assert_eq!(
             exposure("python3 -c 'print(\"hi\")'"),
             vec![Exposure::NestedCode, Exposure::EscapeSequences]
         );
-        assert_eq!(exposure("cat <<EOF\nx\nEOF"), vec![Exposure::MultiLine, Exposure::Heredoc]);
+        assert_eq!(
+            exposure("cat <<EOF\nx\nEOF"),
+            vec![Exposure::MultiLine, Exposure::Heredoc]
+        );
         assert_eq!(exposure("cat <<<x"), vec![]);
         assert_eq!(exposure(&"a".repeat(5000)), vec![Exposure::LongText]);
     }

@@ -35,7 +35,10 @@ fn default_tool() -> String {
 impl Call {
     /// A call of `tool` with `{"command": text}`.
     pub fn command(tool: &str, text: &str) -> Call {
-        Call { tool: tool.to_string(), input: serde_json::json!({ "command": text }) }
+        Call {
+            tool: tool.to_string(),
+            input: serde_json::json!({ "command": text }),
+        }
     }
 
     /// Reads a call from JSON. Accepts `{"tool": .., "input": {..}}`, a Claude Code PreToolUse
@@ -46,7 +49,10 @@ impl Call {
         let pick = |tool: &str, input: &str| -> Option<Call> {
             let input = obj.get(input)?;
             let tool = obj.get(tool).and_then(Value::as_str).unwrap_or("Bash");
-            Some(Call { tool: tool.to_string(), input: input.clone() })
+            Some(Call {
+                tool: tool.to_string(),
+                input: input.clone(),
+            })
         };
         if let Some(c) = pick("tool", "input") {
             return Ok(c);
@@ -58,7 +64,10 @@ impl Call {
             return Ok(c);
         }
         if obj.contains_key("command") {
-            return Ok(Call { tool: "Bash".to_string(), input: v.clone() });
+            return Ok(Call {
+                tool: "Bash".to_string(),
+                input: v.clone(),
+            });
         }
         Err(CallError::NoInput)
     }

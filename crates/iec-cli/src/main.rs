@@ -1,0 +1,227 @@
+//! `iec`: does a tool call execute as intended? A thin front end over the iec crates.
+
+mod demo;
+mod text;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use iec_core::{Call, CheckReport, Verdict};
+use iec_launches::Catalog;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "iec",
+    version,
+    about = "Intent-execution correspondence for LLM agents' tool calls"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum WitnessMode {
+    /// Warm bash parse servers; execve taken as the identity it is.
+    Warm,
+    /// Also start the real bash with a BASH_ENV witness for the process-interface hop.
+    Spawn,
+}
+
+#[derive(clap::Args)]
+#[group(required = true, multiple = false)]
+struct CallSource {
+    /// The command text (as the agent emitted it).
+    #[arg(long)]
+    command: Option<String>,
+    /// A file holding the command text (UTF-8, used byte for byte).
+    #[arg(long)]
+    command_file: Option<PathBuf>,
+    /// A file holding the call as JSON: {"tool","input"}, a PreToolUse document, a tool_use block
+    /// or a bare {"command": ...}.
+    #[arg(long)]
+    call_json: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Check a call on a launch without executing it: exit 0 corresponds, 1 diverges,
+    /// 3 unknown, 2 usage or runtime error.
+    Check {
+        /// Launch id, or `all`.
+        #[arg(long)]
+        launch: String,
+        #[command(flatten)]
+        source: CallSource,
+        /// Extra launch files (TOML) to load.
+        #[arg(long)]
+        launch_file: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        #[arg(long, value_enum, default_value = "warm")]
+        witness: WitnessMode,
+    },
+    /// List the launches.
+    Launches {
+        #[arg(long)]
+        launch_file: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Check a built-in set of hazardous calls on every launch and print the matrix.
+    Demo {
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// The argv probe: print the argv this program received as JSON.
+    Argvprobe {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
+}
+
+fn main() -> ExitCode {
+    // Invoked as `argvprobe`: behave as the probe, whatever the arguments.
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    if std::path::Path::new(&argv0)
+        .file_name()
+        .is_some_and(|n| n == "argvprobe")
+    {
+        let args: Vec<_> = std::env::args_os().skip(1).collect();
+        println!("{}", iec_witness::argvprobe::record(&args));
+        return ExitCode::SUCCESS;
+    }
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(e) => {
+            eprintln!("iec: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn catalog(files: &[PathBuf]) -> Result<Catalog> {
+    let mut c = Catalog::builtin();
+    for f in files {
+        c.add_file(f)?;
+    }
+    Ok(c)
+}
+
+fn read_call(src: &CallSource, launch: &iec_launches::Launch) -> Result<Call> {
+    if let Some(t) = &src.command {
+        return Ok(iec_protocol::call_for_text(launch, t));
+    }
+    if let Some(f) = &src.command_file {
+        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            anyhow::anyhow!(
+                "{} is not UTF-8 (first bad byte at offset {}); a tool call's JSON string cannot carry it",
+                f.display(),
+                e.utf8_error().valid_up_to()
+            )
+        })?;
+        return Ok(iec_protocol::call_for_text(launch, &text));
+    }
+    let f = src.call_json.as_ref().expect("clap group");
+    let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not valid JSON", f.display()))?;
+    Ok(Call::from_json(&v)?)
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Cmd::Check {
+            launch,
+            source,
+            launch_file,
+            format,
+            witness,
+        } => {
+            let cat = catalog(&launch_file)?;
+            let opts = iec_protocol::Options {
+                spawn_witness: witness == WitnessMode::Spawn,
+            };
+            let launches: Vec<_> = if launch == "all" {
+                cat.iter().collect()
+            } else {
+                vec![cat.get(&launch)?]
+            };
+            let mut reports: Vec<CheckReport> = Vec::new();
+            for l in &launches {
+                let call = read_call(&source, l)?;
+                reports.push(iec_protocol::check(l, &call, iec_witness::global(), opts)?);
+            }
+            match format {
+                Format::Json if launch == "all" => {
+                    println!("{}", serde_json::to_string_pretty(&reports)?)
+                }
+                Format::Json => println!("{}", serde_json::to_string_pretty(&reports[0])?),
+                Format::Text => {
+                    for r in &reports {
+                        print!("{}", text::report(r));
+                    }
+                }
+            }
+            let code = if reports.iter().all(|r| r.verdict == Verdict::Corresponds) {
+                0
+            } else if reports.iter().any(|r| r.verdict == Verdict::Diverges) {
+                1
+            } else {
+                3
+            };
+            Ok(code)
+        }
+        Cmd::Launches {
+            launch_file,
+            format,
+        } => {
+            let cat = catalog(&launch_file)?;
+            let list: Vec<serde_json::Value> = cat
+                .iter()
+                .map(|l| {
+                    serde_json::json!({
+                        "id": l.id, "harness": l.harness, "version": l.version, "os": l.os,
+                        "hops": l.hops(), "source": l.source,
+                    })
+                })
+                .collect();
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&list)?),
+                Format::Text => {
+                    for l in cat.iter() {
+                        let hops: Vec<_> = l.hops().iter().map(|h| h.name).collect();
+                        println!(
+                            "{:<28} {:<16} {:<8} {:<6} {}",
+                            l.id,
+                            l.harness,
+                            l.version,
+                            l.os,
+                            hops.join(" → ")
+                        );
+                    }
+                }
+            }
+            Ok(0)
+        }
+        Cmd::Demo { format } => demo::run(format == Format::Json),
+        Cmd::Argvprobe { args } => {
+            println!("{}", iec_witness::argvprobe::record(&args));
+            Ok(0)
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn usage(msg: &str) -> Result<i32> {
+    bail!("{msg}")
+}

@@ -1,0 +1,333 @@
+//! Harness renderings (sender side): validation, rewrite steps, payload quoting and template
+//! filling. Each is named in launch files; each cites the harness code it reproduces.
+
+use crate::{Launch, Validate};
+
+/// Payload renderings a launch may name.
+pub const PAYLOADS: &[&str] = &["raw", "single-quote", "claude-code-2.1.72"];
+/// Rewrite steps a launch may name.
+pub const REWRITES: &[&str] = &["gemini-strip-shell-wrapper", "gemini-trim", "space-join"];
+
+/// Placeholder values used when filling templates. They are fixed, machine-independent paths:
+/// the wrapper is parsed, never run, so only their shape matters.
+pub const SNAPSHOT_PATH: &str =
+    "/home/user/.claude/shell-snapshots/snapshot-bash-1764000000000-abc123.sh";
+/// Temporary directory placeholder.
+pub const TMP_DIR: &str = "/tmp";
+
+/// A harness refusal: the call is rejected before any shell runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    /// The rule that fired.
+    pub rule: &'static str,
+    /// The harness's own message.
+    pub message: String,
+    /// Byte offset of the offending character.
+    pub offset: usize,
+}
+
+/// Applies the launch's input validation to a command text.
+pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
+    if let Some(msg) = &v.reject_control_chars {
+        if let Some((i, _)) = text
+            .char_indices()
+            .find(|&(_, c)| (c.is_ascii_control() && c != '\t' && c != '\n') || c == '\u{7f}')
+        {
+            return Some(Rejection {
+                rule: "control-characters",
+                message: msg.clone(),
+                offset: i,
+            });
+        }
+    }
+    if let Some(msg) = &v.reject_newlines {
+        if let Some(i) = text.find(['\n', '\r']) {
+            return Some(Rejection {
+                rule: "newline",
+                message: msg.clone(),
+                offset: i,
+            });
+        }
+    }
+    if let Some(msg) = &v.reject_command_substitution {
+        if let Some(i) = command_substitution_outside_single_quotes(text) {
+            return Some(Rejection {
+                rule: "command-substitution",
+                message: msg.clone(),
+                offset: i,
+            });
+        }
+    }
+    None
+}
+
+/// Gemini CLI `detectCommandSubstitution`: the offset of `$(`, `` ` ``, `<(` or `>(` outside
+/// single quotes (single quotes inside double quotes do not quote; backslash escapes outside
+/// single quotes).
+pub fn command_substitution_outside_single_quotes(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let (mut in_single, mut in_double) = (false, false);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if in_single {
+            if c == b'\'' {
+                in_single = false;
+            }
+        } else if c == b'\\' {
+            i += 2;
+            continue;
+        } else if c == b'\'' && !in_double {
+            in_single = true;
+        } else if c == b'"' {
+            in_double = !in_double;
+        } else if c == b'`' {
+            return Some(i);
+        } else if (c == b'$' || (!in_double && (c == b'<' || c == b'>')))
+            && b.get(i + 1) == Some(&b'(')
+        {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The text the harness hands on after its rewrites, plus what each step did.
+#[derive(Debug, Clone)]
+pub struct Rewritten {
+    /// The resulting text.
+    pub text: String,
+    /// Steps that changed something, with a note each.
+    pub changes: Vec<String>,
+}
+
+/// Applies one named rewrite step.
+pub fn rewrite_step(step: &str, text: &str) -> (String, Option<String>) {
+    match step {
+        "gemini-strip-shell-wrapper" => match gemini_strip_shell_wrapper(text) {
+            Some(t) => (
+                t,
+                Some("stripShellWrapper removed a model-written shell -c wrapper".into()),
+            ),
+            None => (text.to_string(), None),
+        },
+        "gemini-trim" => {
+            let mut t = text.trim_matches(is_js_whitespace).to_string();
+            let trimmed = t != text;
+            if t.ends_with('\\') {
+                t.push(' ');
+                return (
+                    t,
+                    Some("trim() and a space appended after a trailing backslash".into()),
+                );
+            }
+            (
+                t,
+                trimmed.then(|| "trim() removed leading/trailing white space".into()),
+            )
+        }
+        // argv-only step; see `space_join`.
+        "space-join" => (text.to_string(), None),
+        other => panic!("unknown rewrite step {other}"),
+    }
+}
+
+/// JavaScript `String.prototype.trim` white space.
+fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
+}
+
+/// Gemini CLI `stripShellWrapper`: `^(…/)?(sh|bash|zsh) -c ` removed; a rest fully enclosed in
+/// `"…"` is re-parsed with shell-quote `parse(rest, key => '$' + key)` and replaced by its single
+/// token; otherwise outer quote characters are sliced off.
+pub fn gemini_strip_shell_wrapper(text: &str) -> Option<String> {
+    let trimmed = text.trim_start();
+    let (first, rest) = trimmed.split_once(' ')?;
+    let name = first.rsplit('/').next().unwrap_or(first);
+    if !matches!(name, "sh" | "bash" | "zsh") {
+        return None;
+    }
+    let rest = rest.trim_start_matches(' ').strip_prefix("-c ")?.trim();
+    if rest.len() >= 2 && rest.starts_with('"') && rest.ends_with('"') {
+        let env = |k: &str| Some(iec_shellquote::EnvValue::Str(format!("${k}")));
+        if let Ok(tokens) = iec_shellquote::parse(rest, &env) {
+            if let [iec_shellquote::Token::Str(s)] = tokens.as_slice() {
+                return Some(s.clone());
+            }
+        }
+        return Some(rest[1..rest.len() - 1].to_string());
+    }
+    if rest.len() >= 2 && rest.starts_with('\'') && rest.ends_with('\'') {
+        return Some(rest[1..rest.len() - 1].to_string());
+    }
+    Some(rest.to_string())
+}
+
+/// tumf/mcp-shell-server: `" ".join(argv)`.
+pub fn space_join(argv: &[String]) -> String {
+    argv.join(" ")
+}
+
+/// What a payload rendering produced.
+#[derive(Debug, Clone)]
+pub struct Payload {
+    /// The words placed in the wrapper's slot.
+    pub words: String,
+    /// The text a faithful delivery would hand to eval (the rewritten command plus contract-
+    /// neutral additions such as `< /dev/null`).
+    pub designed: String,
+    /// Rewrites done inside the rendering (`>nul`, pipe re-tokenisation), as notes.
+    pub changes: Vec<String>,
+    /// The command text after the rendering's own rewrites (before quoting).
+    pub rewritten: String,
+}
+
+/// Renders a command into a wrapper slot.
+pub fn payload(kind: &str, text: &str, stdin_suffix: Option<&str>) -> Payload {
+    match kind {
+        "raw" => Payload {
+            words: text.to_string(),
+            designed: text.to_string(),
+            changes: vec![],
+            rewritten: text.to_string(),
+        },
+        "single-quote" => Payload {
+            words: single_quote(text),
+            designed: text.to_string(),
+            changes: vec![],
+            rewritten: text.to_string(),
+        },
+        "claude-code-2.1.72" => {
+            use iec_shellquote::claude_code_2_1_72::{
+                build_eval_payload, PayloadPath, StdinRedirect,
+            };
+            let p = build_eval_payload(text);
+            let mut changes = vec![];
+            if p.null_redirect_rewritten {
+                changes.push(">nul rewritten to >/dev/null (not quote-aware)".to_string());
+            }
+            // What the harness means eval to run: its rewritten command, plus the stdin redirect
+            // that its `\<` word appends (the tool contract gives the command an empty stdin).
+            let suffix = match p.stdin_redirect {
+                StdinRedirect::AppendedToEval => stdin_suffix.unwrap_or(""),
+                _ => "",
+            };
+            let mut designed = format!("{}{}", p.rewritten_command, suffix);
+            if p.path == PayloadPath::PipeRearranged {
+                changes.push("piped command re-tokenised by shell-quote parse() and re-quoted per token, `< /dev/null` before the first |".into());
+                // The rebuilt command is single-quoted for eval; that quoting is faithful, so
+                // what the harness means eval to run is the rebuilt text itself.
+                if let Some(rebuilt) = unsingle_quote(p.payload.trim_end()) {
+                    designed = rebuilt;
+                }
+            }
+            Payload {
+                words: p.payload.clone(),
+                designed,
+                changes,
+                rewritten: p.rewritten_command.clone(),
+            }
+        }
+        other => panic!("unknown payload rendering {other}"),
+    }
+}
+
+/// `'…'` with each `'` written as `'"'"'` (Claude Code 2.1.332, Windows 2.1.2xx).
+pub fn single_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\"'\"'"))
+}
+
+/// Inverts [`single_quote`] when `s` is exactly such a rendering.
+pub fn unsingle_quote(s: &str) -> Option<String> {
+    let inner = s.strip_prefix('\'')?.strip_suffix('\'')?;
+    let text = inner.replace("'\"'\"'", "'");
+    (single_quote(&text) == s).then_some(text)
+}
+
+/// Fills a wrapper template.
+pub fn fill(template: &str, payload: &str) -> String {
+    template
+        .replace("{{snapshot}}", SNAPSHOT_PATH)
+        .replace("{{tmp}}", TMP_DIR)
+        .replace("{{payload}}", payload)
+}
+
+/// The argv the harness starts, given the wrapper text (or the call's own argv).
+pub fn spawn_argv(launch: &Launch, wrapper: &str, call_argv: Option<&[String]>) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in &launch.spawn.argv {
+        if a == "{{argv}}" {
+            out.extend(call_argv.unwrap_or_default().iter().cloned());
+        } else {
+            out.push(a.replace("{{wrapper}}", wrapper));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemini_strip() {
+        assert_eq!(
+            gemini_strip_shell_wrapper("bash -c 'ls -la'").as_deref(),
+            Some("ls -la")
+        );
+        assert_eq!(gemini_strip_shell_wrapper("ls -la"), None);
+        assert_eq!(
+            gemini_strip_shell_wrapper("bash -c 'a' && b 'c'").as_deref(),
+            Some("a' && b 'c")
+        );
+        assert_eq!(
+            gemini_strip_shell_wrapper("/bin/sh -c \"echo ${HOME}x\"").as_deref(),
+            Some("echo $HOMEx")
+        );
+    }
+
+    #[test]
+    fn command_substitution() {
+        assert_eq!(
+            command_substitution_outside_single_quotes("echo '$(x)'"),
+            None
+        );
+        assert_eq!(
+            command_substitution_outside_single_quotes("echo \"$(x)\""),
+            Some(6)
+        );
+        assert_eq!(
+            command_substitution_outside_single_quotes("echo `x`"),
+            Some(5)
+        );
+        assert_eq!(
+            command_substitution_outside_single_quotes("diff <(a) b"),
+            Some(5)
+        );
+        assert_eq!(
+            command_substitution_outside_single_quotes("echo \\$(x)"),
+            None
+        );
+    }
+
+    #[test]
+    fn control_chars() {
+        let v = Validate {
+            reject_control_chars: Some("no".into()),
+            ..Default::default()
+        };
+        assert_eq!(validate(&v, "a\r\nb").map(|r| r.offset), Some(1));
+        assert!(validate(&v, "a\tb\nc").is_none());
+    }
+}

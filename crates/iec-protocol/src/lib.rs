@@ -1,0 +1,765 @@
+/*!
+The IEC protocol driver. [`check`] delivers a call along a launch hop by hop, without executing
+it: each hop's sender renders the payload (ported harness code), the receiver's witness records
+what it got (real bash and dash where they are the receiver), and the receipt is compared with
+the intended action by that receiver's own parser. The first hop whose receipt no longer denotes
+the intended action is named, with its mechanism and whether the change will be silent.
+*/
+#![deny(missing_docs)]
+
+pub mod classify;
+mod dialect;
+
+use iec_core::{
+    byte_diff, exposure, Call, CheckReport, FirstDivergence, HopKind, HopReport, Mechanism,
+    Verdict, WitnessKind,
+};
+use iec_launches::{render, InputShape, Launch, ShellId};
+use iec_witness::{spawn, BashPool, Parse, WitnessError};
+use serde_json::{json, Value};
+
+/// Linux `MAX_ARG_STRLEN`: the longest single execve argument.
+pub const MAX_ARG_STRLEN: usize = 131_072;
+
+/// How receipts are observed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Also start the real `bash` with a `BASH_ENV` witness to observe the process-interface
+    /// hop (one process per check; by default execve is taken as the identity it is).
+    pub spawn_witness: bool,
+}
+
+/// Errors that stop a check (not verdicts).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// A witness failed.
+    #[error(transparent)]
+    Witness(#[from] WitnessError),
+}
+
+/// Builds the call an agent on this launch would emit for a command text.
+pub fn call_for_text(launch: &Launch, text: &str) -> Call {
+    match launch.input {
+        InputShape::String => Call::command(&launch.tool, text),
+        InputShape::Argv => Call {
+            tool: launch.tool.clone(),
+            input: json!({ "command": ["bash", "-lc", text] }),
+        },
+    }
+}
+
+/// What the call means under its tool contract.
+enum Intended {
+    Text(String),
+    Argv(Vec<String>),
+}
+
+struct Run<'a> {
+    launch: &'a Launch,
+    pool: &'a BashPool,
+    opts: Options,
+    hops: Vec<HopReport>,
+    fd: Option<FirstDivergence>,
+}
+
+impl Run<'_> {
+    fn push(
+        &mut self,
+        name: &str,
+        kind: HopKind,
+        witness: WitnessKind,
+        ok: Option<bool>,
+        receipt: Value,
+        note: Option<String>,
+    ) {
+        self.hops.push(HopReport {
+            name: name.into(),
+            kind,
+            witness,
+            corresponds: ok,
+            receipt,
+            note,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn diverge(
+        &mut self,
+        name: &str,
+        kind: HopKind,
+        witness: WitnessKind,
+        receipt: Value,
+        mechanism: Mechanism,
+        silent: bool,
+        intended: &str,
+        received: &str,
+        detail: String,
+    ) {
+        let hop = self.hops.len();
+        self.push(
+            name,
+            kind,
+            witness,
+            Some(false),
+            receipt,
+            Some(detail.clone()),
+        );
+        if self.fd.is_none() {
+            self.fd = Some(FirstDivergence {
+                hop,
+                hop_name: name.into(),
+                kind,
+                mechanism,
+                silent,
+                intended: intended.into(),
+                received: received.into(),
+                diff: byte_diff(intended.as_bytes(), received.as_bytes()),
+                detail,
+            });
+        }
+    }
+
+    /// Compares two bash texts by bash's own parse. `Ok(None)`: they denote the same commands;
+    /// `Ok(Some(parse of received))`: they do not.
+    fn same_bash(&self, intended: &str, received: &str) -> Result<Option<Parse>, CheckError> {
+        if intended == received {
+            return Ok(None);
+        }
+        let a = self
+            .pool
+            .parse(intended.as_bytes(), wants_extglob(intended))?;
+        let b = self
+            .pool
+            .parse(received.as_bytes(), wants_extglob(received))?;
+        match (a.canonical(), b.canonical()) {
+            (Some(x), Some(y)) if x == y => Ok(None),
+            _ => Ok(Some(b)),
+        }
+    }
+
+    /// As [`Run::same_bash`], but `received` may carry the contract-neutral redirect `suffix`
+    /// (`< /dev/null`) where `intended` has none: bash prints redirections right after the
+    /// words of their command, so the first ` < /dev/null` in the canonical form is removed.
+    fn same_bash_modulo(
+        &self,
+        intended: &str,
+        received: &str,
+        suffix: Option<&str>,
+    ) -> Result<Option<Parse>, CheckError> {
+        let Some(sfx) = suffix.map(str::trim).filter(|s| !s.is_empty()) else {
+            return self.same_bash(intended, received);
+        };
+        if intended == received {
+            return Ok(None);
+        }
+        let a = self
+            .pool
+            .parse(intended.as_bytes(), wants_extglob(intended))?;
+        let b = self
+            .pool
+            .parse(received.as_bytes(), wants_extglob(received))?;
+        if let (Some(x), Some(y)) = (a.canonical(), b.canonical()) {
+            let needle = format!(" {sfx}");
+            if x == y || (!x.contains(&needle) && y.replacen(&needle, "", 1) == x) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(b))
+    }
+}
+
+/// Texts that switch extglob on themselves are parsed with it on (bash applies `shopt` line by
+/// line; a function body is parsed at once).
+fn wants_extglob(text: &str) -> bool {
+    text.contains("extglob")
+}
+
+/// Checks one call on one launch.
+pub fn check(
+    launch: &Launch,
+    call: &Call,
+    pool: &BashPool,
+    opts: Options,
+) -> Result<CheckReport, CheckError> {
+    let mut run = Run {
+        launch,
+        pool,
+        opts,
+        hops: Vec::new(),
+        fd: None,
+    };
+    let shown = match call.input.get("command") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| v.as_str().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    };
+    let ex = exposure(&shown);
+    let mut report = CheckReport {
+        launch: launch.id.clone(),
+        verdict: Verdict::Unknown,
+        exposed: !ex.is_empty(),
+        exposure: ex,
+        first_divergence: None,
+        hops: vec![],
+        reason: None,
+        attribution: None,
+    };
+
+    // Hop: structured decode. The JSON is already decoded (serde_json is the real receiver);
+    // the receipt is the bound value of the tool's `command` argument.
+    let intended = match (launch.input, call.input.get("command")) {
+        (InputShape::String, Some(Value::String(s))) => Intended::Text(s.clone()),
+        (InputShape::Argv, Some(Value::Array(a)))
+            if a.iter().all(Value::is_string) && !a.is_empty() =>
+        {
+            Intended::Argv(a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+        }
+        (shape, v) => {
+            report.reason = Some(format!(
+                "the call's input has no {} `command` (got {}); the tool would reject it",
+                if shape == InputShape::Argv {
+                    "argv array"
+                } else {
+                    "string"
+                },
+                v.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into())
+            ));
+            return Ok(report);
+        }
+    };
+    let decode_receipt = json!({ "command": call.input.get("command") });
+
+    // Generation check: the emitted text must parse under the contract (bash).
+    let script: Option<String> = match &intended {
+        Intended::Text(t) => Some(t.clone()),
+        Intended::Argv(a) => shell_script_of_argv(a).map(|(_, s)| s.to_string()),
+    };
+    if let Some(s) = &script {
+        if let Some(i) = s.bytes().position(|b| b == 0) {
+            report.reason = Some(format!(
+                "the text holds a NUL byte at offset {i}; no shell can receive it"
+            ));
+            report.attribution = Some("generation".into());
+            return Ok(report);
+        }
+        if let Parse::Error { message } = pool.parse(s.as_bytes(), wants_extglob(s))? {
+            report.reason = Some(format!(
+                "generation: the emitted text does not parse as bash: {message}"
+            ));
+            report.attribution = Some("generation".into());
+            return Ok(report);
+        }
+    }
+
+    let text = match &intended {
+        Intended::Text(t) => t.clone(),
+        Intended::Argv(a) => a.join(" "),
+    };
+    if let Some(rej) = render::validate(&launch.validate, &text) {
+        run.diverge(
+            "tool-input",
+            HopKind::StructuredDecode,
+            WitnessKind::Emulated,
+            json!({ "command": call.input.get("command"), "rejected": rej.rule, "message": rej.message }),
+            Mechanism::Other,
+            false,
+            &text,
+            "",
+            format!("the harness rejects the call before any shell runs ({} at byte {}): {}", rej.rule, rej.offset, rej.message),
+        );
+        return Ok(finish(run, report));
+    }
+    run.push(
+        "tool-input",
+        HopKind::StructuredDecode,
+        WitnessKind::Real,
+        Some(true),
+        decode_receipt,
+        None,
+    );
+
+    match intended {
+        Intended::Text(t) => check_text(&mut run, &t)?,
+        Intended::Argv(a) => check_argv(&mut run, &a)?,
+    }
+    Ok(finish(run, report))
+}
+
+fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {
+    report.verdict = if run.fd.is_some() {
+        Verdict::Diverges
+    } else {
+        Verdict::Corresponds
+    };
+    report.first_divergence = run.fd;
+    report.hops = run.hops;
+    report
+}
+
+/// For argv calls: `(shell, script)` when argv runs a shell with `-c` / `-lc`.
+fn shell_script_of_argv(argv: &[String]) -> Option<(ShellId, &str)> {
+    let name = argv.first()?.rsplit('/').next()?;
+    let shell = match name {
+        "bash" => ShellId::Bash,
+        "sh" | "dash" => ShellId::Dash,
+        _ => return None,
+    };
+    let flag = argv.get(1)?;
+    if !(flag == "-c" || flag == "-lc" || flag == "-cl") {
+        return None;
+    }
+    Some((shell, argv.get(2)?.as_str()))
+}
+
+fn check_text(run: &mut Run<'_>, intended: &str) -> Result<(), CheckError> {
+    let launch = run.launch;
+    // Hop: harness rewrite.
+    let mut text = intended.to_string();
+    if let Some(rw) = &launch.rewrite {
+        let mut changes = vec![];
+        for step in &rw.steps {
+            let (t, note) = render::rewrite_step(step, &text);
+            text = t;
+            changes.extend(note);
+        }
+        let receipt = json!({ "text": text, "changes": changes });
+        match run.same_bash(intended, &text)? {
+            None => run.push(
+                "harness-rewrite",
+                HopKind::Wrapper,
+                WitnessKind::Emulated,
+                Some(true),
+                receipt,
+                None,
+            ),
+            Some(p) => {
+                let silent = p.parses();
+                let m = classify::mechanism(intended, &text);
+                run.diverge(
+                    "harness-rewrite",
+                    HopKind::Wrapper,
+                    WitnessKind::Emulated,
+                    receipt,
+                    m,
+                    silent,
+                    intended,
+                    &text,
+                    format!("the harness rewrites the text: {}", changes.join("; ")),
+                );
+                return Ok(());
+            }
+        }
+    }
+
+    // Hop: wrapper. The receipt is the command the wrapper is built to deliver.
+    let mut wrapper_text = text.clone();
+    let mut payload = None;
+    if let Some(w) = &launch.wrapper {
+        let p = render::payload(&w.payload, &text, w.stdin_suffix.as_deref());
+        wrapper_text = render::fill(&w.template, &p.words);
+        let receipt = json!({ "wrapper": wrapper_text, "payload": p.words, "delivers": p.designed, "changes": p.changes });
+        let reference = text.clone();
+        match run.same_bash_modulo(&reference, &p.designed, w.stdin_suffix.as_deref())? {
+            None => run.push(
+                "wrapper",
+                HopKind::Wrapper,
+                WitnessKind::Emulated,
+                Some(true),
+                receipt,
+                p.changes.first().cloned(),
+            ),
+            Some(parse) => {
+                let silent = parse.parses();
+                let m = classify::mechanism(&reference, &p.designed);
+                run.diverge(
+                    "wrapper",
+                    HopKind::Wrapper,
+                    WitnessKind::Emulated,
+                    receipt,
+                    m,
+                    silent,
+                    &reference,
+                    &p.designed,
+                    format!(
+                        "the harness changes the command while building the wrapper: {}",
+                        p.changes.join("; ")
+                    ),
+                );
+                return Ok(());
+            }
+        }
+        payload = Some(p);
+    }
+
+    // Hop: spawn (execve).
+    let argv = render::spawn_argv(launch, &wrapper_text, None);
+    if !spawn_hop(run, &argv)? {
+        return Ok(());
+    }
+
+    // Hop: shell parse.
+    let shell_text = argv.last().cloned().unwrap_or_default();
+    match launch.spawn.shell {
+        ShellId::Dash => return dash_hop(run, intended, &shell_text),
+        ShellId::FromArgv => unreachable!("string launches name their shell"),
+        ShellId::Bash => {}
+    }
+    let login_note = launch
+        .spawn
+        .login
+        .then(|| "login shell: profile files run first; check mode does not run them".to_string());
+    let Some(w) = &launch.wrapper else {
+        // The text is the whole script.
+        match run.same_bash(intended, &shell_text)? {
+            None => run.push(
+                "shell",
+                HopKind::ShellParse,
+                WitnessKind::Real,
+                Some(true),
+                json!({ "text": shell_text }),
+                login_note,
+            ),
+            Some(p) => {
+                let m = classify::mechanism(intended, &shell_text);
+                run.diverge(
+                    "shell",
+                    HopKind::ShellParse,
+                    WitnessKind::Real,
+                    json!({ "text": shell_text }),
+                    m,
+                    p.parses(),
+                    intended,
+                    &shell_text,
+                    "bash parses a different script".into(),
+                );
+            }
+        }
+        return Ok(());
+    };
+    let payload = payload.expect("wrapper payload");
+    if !w.eval {
+        // The text is spliced into the wrapper: bash parses the whole wrapper.
+        match run
+            .pool
+            .parse(shell_text.as_bytes(), wants_extglob(&shell_text))?
+        {
+            Parse::Ok { canonical } => run.push(
+                "shell",
+                HopKind::ShellParse,
+                WitnessKind::Real,
+                Some(true),
+                json!({ "text": shell_text, "canonical": canonical }),
+                login_note,
+            ),
+            Parse::Error { message } | Parse::EndOnly { message } => {
+                run.diverge(
+                    "shell",
+                    HopKind::ShellParse,
+                    WitnessKind::Real,
+                    json!({ "text": shell_text, "error": message }),
+                    Mechanism::Other,
+                    false,
+                    intended,
+                    &shell_text,
+                    format!("the wrapper around the text no longer parses: {message}"),
+                );
+            }
+        }
+        return Ok(());
+    }
+    // The payload words are expanded by the outer shell and handed to eval.
+    let e = run.pool.expand_words(payload.words.as_bytes())?;
+    let eval_text = e.args.join(" ");
+    let receipt = json!({ "eval_args": e.args, "status": e.status, "diagnostics": e.diagnostics });
+    if e.broke_out {
+        run.diverge("shell", HopKind::ShellParse, WitnessKind::Real, receipt, Mechanism::QuoteConsumption, false, &payload.words, &eval_text, "the rendered payload is not one list of words: its quoting ends early and the rest runs as commands of the outer shell".into());
+        return Ok(());
+    }
+    if e.status != 0 {
+        run.diverge(
+            "shell",
+            HopKind::ShellParse,
+            WitnessKind::Real,
+            receipt,
+            Mechanism::Other,
+            false,
+            &payload.words,
+            &eval_text,
+            format!(
+                "the outer shell fails expanding the payload: {}",
+                e.diagnostics
+            ),
+        );
+        return Ok(());
+    }
+    run.push(
+        "shell",
+        HopKind::ShellParse,
+        WitnessKind::Real,
+        Some(true),
+        receipt,
+        login_note,
+    );
+
+    // Hop: eval parse.
+    let receipt = json!({ "text": eval_text });
+    match run.same_bash(&payload.designed, &eval_text)? {
+        None => run.push(
+            "eval",
+            HopKind::EvalParse,
+            WitnessKind::Real,
+            Some(true),
+            receipt,
+            None,
+        ),
+        Some(p) => {
+            let m = classify::mechanism(&payload.designed, &eval_text);
+            let silent = p.parses();
+            run.diverge("eval", HopKind::EvalParse, WitnessKind::Real, receipt, m, silent, &payload.designed, &eval_text, if silent { "eval parses a different command than the one the harness meant to deliver, and it runs without a parse error".into() } else { "eval fails to parse what it received".into() });
+            return Ok(());
+        }
+    }
+
+    // Hop: program substitution by snapshot functions.
+    if let Some(snap) = &launch.snapshot {
+        if !snap.shadowed.is_empty() {
+            program_hop(run, intended, snap)?;
+        }
+    }
+    Ok(())
+}
+
+fn program_hop(
+    run: &mut Run<'_>,
+    intended: &str,
+    snap: &iec_launches::Snapshot,
+) -> Result<(), CheckError> {
+    let parse = run
+        .pool
+        .parse(intended.as_bytes(), wants_extglob(intended))?;
+    let canonical = parse.canonical().unwrap_or(intended);
+    let programs = classify::invoked_programs(canonical);
+    let hit: Vec<&String> = programs
+        .iter()
+        .filter(|p| snap.shadowed.contains(p))
+        .collect();
+    let receipt = json!({ "programs": programs, "shadowed": snap.shadowed });
+    if let Some(first) = hit.first() {
+        let detail = format!(
+            "`{first}` runs the snapshot's shell function, not the program the call names: {}",
+            snap.note.clone().unwrap_or_default()
+        );
+        run.diverge(
+            "program",
+            HopKind::ChildArgv,
+            WitnessKind::Emulated,
+            receipt,
+            Mechanism::Other,
+            true,
+            first,
+            &format!("snapshot function {first}"),
+            detail,
+        );
+    } else {
+        run.push(
+            "program",
+            HopKind::ChildArgv,
+            WitnessKind::Emulated,
+            Some(true),
+            receipt,
+            None,
+        );
+    }
+    Ok(())
+}
+
+/// The execve hop: byte-exact, but no NUL and at most `MAX_ARG_STRLEN` bytes per argument.
+fn spawn_hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError> {
+    let receipt = json!({ "argv": argv });
+    if let Some((i, a)) = argv
+        .iter()
+        .enumerate()
+        .find(|(_, a)| a.len() > MAX_ARG_STRLEN)
+    {
+        run.diverge("spawn", HopKind::ProcessInterface, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, a, "", format!("argv[{i}] is {} bytes; execve fails with E2BIG above {MAX_ARG_STRLEN} bytes per argument, nothing runs", a.len()));
+        return Ok(false);
+    }
+    if run.opts.spawn_witness && run.launch.spawn.shell == ShellId::Bash {
+        let raw: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+        let got = spawn::bash_env_witness(&raw)?;
+        let sent = argv.last().map(|s| s.as_bytes()).unwrap_or_default();
+        let got_s = String::from_utf8_lossy(&got).into_owned();
+        if got != sent {
+            run.diverge(
+                "spawn",
+                HopKind::ProcessInterface,
+                WitnessKind::Real,
+                json!({ "argv": argv, "bash_execution_string": got_s }),
+                Mechanism::Other,
+                true,
+                &String::from_utf8_lossy(sent),
+                &got_s,
+                "bash received other bytes than the harness passed".into(),
+            );
+            return Ok(false);
+        }
+        run.push(
+            "spawn",
+            HopKind::ProcessInterface,
+            WitnessKind::Real,
+            Some(true),
+            json!({ "argv": argv, "bash_execution_string": got_s }),
+            None,
+        );
+    } else {
+        run.push("spawn", HopKind::ProcessInterface, WitnessKind::Emulated, Some(true), receipt, Some("execve passes argv byte-exact (run with --witness spawn to observe it with a BASH_ENV witness)".into()));
+    }
+    Ok(true)
+}
+
+fn dash_hop(run: &mut Run<'_>, intended: &str, text: &str) -> Result<(), CheckError> {
+    let receipt = json!({ "text": text, "shell": "dash" });
+    if let Err(message) = spawn::dash_n(text.as_bytes())? {
+        run.diverge(
+            "shell",
+            HopKind::ShellParse,
+            WitnessKind::Real,
+            json!({ "text": text, "shell": "dash", "error": message }),
+            Mechanism::Other,
+            false,
+            intended,
+            text,
+            format!("dash rejects bash syntax: {message}"),
+        );
+        return Ok(());
+    }
+    if let Some(d) = dialect::bash_only(text) {
+        run.diverge(
+            "shell",
+            HopKind::ShellParse,
+            WitnessKind::Emulated,
+            receipt,
+            d.mechanism,
+            d.silent,
+            intended,
+            text,
+            format!(
+                "dash parses it but gives `{}` another meaning: {}",
+                d.construct, d.effect
+            ),
+        );
+        return Ok(());
+    }
+    run.push(
+        "shell",
+        HopKind::ShellParse,
+        WitnessKind::Real,
+        Some(true),
+        receipt,
+        None,
+    );
+    Ok(())
+}
+
+fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
+    let launch = run.launch;
+    let intended_shown = serde_json::to_string(argv).unwrap();
+    if let Some(rw) = &launch.rewrite {
+        if rw.steps.iter().any(|s| s == "space-join") {
+            // The argv becomes one shell text: the shell re-splits and re-expands it.
+            let joined = render::space_join(argv);
+            run.push(
+                "harness-rewrite",
+                HopKind::Wrapper,
+                WitnessKind::Emulated,
+                None,
+                json!({ "text": joined }),
+                Some("argv joined with spaces; judged where the shell parses it".into()),
+            );
+            let spawn_argv = render::spawn_argv(launch, &joined, None);
+            if !spawn_hop(run, &spawn_argv)? {
+                return Ok(());
+            }
+            if let Err(message) = spawn::dash_n(joined.as_bytes())? {
+                run.diverge(
+                    "shell",
+                    HopKind::ShellParse,
+                    WitnessKind::Real,
+                    json!({ "text": joined, "error": message }),
+                    Mechanism::QuoteConsumption,
+                    false,
+                    &intended_shown,
+                    &joined,
+                    format!("sh cannot parse the joined argv: {message}"),
+                );
+                return Ok(());
+            }
+            let e = run.pool.expand_words(joined.as_bytes())?;
+            let got = serde_json::to_string(&e.args).unwrap();
+            let receipt = json!({ "text": joined, "argv": e.args });
+            if e.broke_out || e.args != argv {
+                let m = if e.broke_out || e.args.len() != argv.len() {
+                    if argv.iter().any(|a| a.contains('$')) && e.args.len() == argv.len() {
+                        Mechanism::ReExpansion
+                    } else {
+                        Mechanism::ArityChange
+                    }
+                } else if argv.iter().any(|a| a.contains('$') || a.contains('`')) {
+                    Mechanism::ReExpansion
+                } else {
+                    Mechanism::QuoteConsumption
+                };
+                run.diverge(
+                    "shell",
+                    HopKind::ShellParse,
+                    WitnessKind::Real,
+                    receipt,
+                    m,
+                    true,
+                    &intended_shown,
+                    &got,
+                    "sh splits and expands the joined text again: the program gets another argv"
+                        .into(),
+                );
+            } else {
+                run.push(
+                    "shell",
+                    HopKind::ShellParse,
+                    WitnessKind::Real,
+                    Some(true),
+                    receipt,
+                    None,
+                );
+            }
+            return Ok(());
+        }
+    }
+    let spawn_argv = render::spawn_argv(launch, "", Some(argv));
+    if !spawn_hop(run, &spawn_argv)? {
+        return Ok(());
+    }
+    match shell_script_of_argv(argv) {
+        Some((ShellId::Dash, s)) => dash_hop(run, s, s)?,
+        Some((_, s)) => run.push(
+            "shell",
+            HopKind::ShellParse,
+            WitnessKind::Real,
+            Some(true),
+            json!({ "text": s }),
+            Some("argv[2] reaches the shell byte-exact; it parses (checked above)".into()),
+        ),
+        None => run.push(
+            "shell",
+            HopKind::ShellParse,
+            WitnessKind::Real,
+            None,
+            json!({}),
+            Some("no shell: the argv is executed directly".into()),
+        ),
+    }
+    Ok(())
+}

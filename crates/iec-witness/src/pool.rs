@@ -1,0 +1,98 @@
+//! A pool of warm bash witness servers, shared by threads. A server that fails is dropped and
+//! replaced, so one bad text never poisons later checks.
+
+use crate::gate::may_break_out;
+use crate::server::{BashServer, Expansion, Parse};
+use crate::spawn;
+use crate::WitnessError;
+use std::sync::{Mutex, OnceLock};
+
+/// Warm bash witnesses.
+pub struct BashPool {
+    idle: Mutex<Vec<BashServer>>,
+}
+
+/// The process-wide pool.
+pub fn global() -> &'static BashPool {
+    static POOL: OnceLock<BashPool> = OnceLock::new();
+    POOL.get_or_init(BashPool::new)
+}
+
+impl Default for BashPool {
+    fn default() -> Self {
+        BashPool::new()
+    }
+}
+
+impl BashPool {
+    /// An empty pool; servers start on first use.
+    pub fn new() -> BashPool {
+        BashPool {
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn with_server<T>(
+        &self,
+        f: impl FnOnce(&mut BashServer) -> Result<T, WitnessError>,
+    ) -> Result<T, WitnessError> {
+        let server = self.idle.lock().unwrap().pop();
+        let mut server = match server {
+            Some(s) => s,
+            None => BashServer::start()?,
+        };
+        let out = f(&mut server);
+        if out.is_ok() {
+            self.idle.lock().unwrap().push(server);
+        }
+        out
+    }
+
+    /// Parses `text` with real bash without running it. Texts that could close the wrapping
+    /// function early are first checked on their own by a separate `bash -n`; texts that do not
+    /// parse get bash's own `-c` diagnostic from `bash -n`.
+    pub fn parse(&self, text: &[u8], extglob: bool) -> Result<Parse, WitnessError> {
+        if let Some(i) = text.iter().position(|&b| b == 0) {
+            return Err(WitnessError::Nul(i));
+        }
+        if may_break_out(text) {
+            if let Err(message) = spawn::bash_n(text, extglob)? {
+                return Ok(Parse::Error { message });
+            }
+        }
+        match self.with_server(|s| s.parse_unchecked(text, extglob))? {
+            ok @ (Parse::Ok { .. } | Parse::EndOnly { .. }) => Ok(ok),
+            Parse::Error { message: wrapped } => match spawn::bash_n(text, extglob)? {
+                Err(message) => Ok(Parse::Error { message }),
+                // Parses alone but not as a function body: an unterminated here-document or a
+                // trailing backslash. bash -c accepts it; there is no canonical form to print.
+                Ok(()) => Ok(Parse::EndOnly { message: wrapped }),
+            },
+        }
+    }
+
+    /// Expands harness-rendered `words` as the outer shell would (see
+    /// [`BashServer::expand_words`]).
+    pub fn expand_words(&self, words: &[u8]) -> Result<Expansion, WitnessError> {
+        self.with_server(|s| {
+            let e = s.expand_words(words)?;
+            if e.broke_out {
+                // Never reuse a server whose state the words may have touched.
+                return Err(WitnessError::Protocol(format!(
+                    "broke-out:{}",
+                    e.diagnostics
+                )));
+            }
+            Ok(e)
+        })
+        .or_else(|e| match e {
+            WitnessError::Protocol(m) if m.starts_with("broke-out:") => Ok(Expansion {
+                args: vec![],
+                status: -1,
+                diagnostics: m["broke-out:".len()..].to_string(),
+                broke_out: true,
+            }),
+            e => Err(e),
+        })
+    }
+}
