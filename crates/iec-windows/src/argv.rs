@@ -130,7 +130,8 @@ pub fn pre2008(cmdline: &str, module: &str) -> Vec<String> {
     } else {
         let e = cl.iter().position(|&c| c <= ' ').unwrap_or(cl.len());
         argv0 = cl[..e].iter().collect();
-        i = e;
+        // the terminating character is consumed
+        i = (e + 1).min(cl.len());
     }
     let mut argv = vec![argv0];
     while i < cl.len() && is_ws(cl[i]) {

@@ -346,6 +346,13 @@ pub fn posix_to_win32(path: &str, root: &str) -> String {
     if p == "/" {
         return root.to_string();
     }
+    // cygdrive prefix "/": /c → C:/, /c/x → C:/x
+    let b = p.as_bytes();
+    if b.len() >= 2 && b[1].is_ascii_alphabetic() && (b.len() == 2 || b[2] == b'/') {
+        let drive = (b[1] as char).to_ascii_uppercase();
+        let rest = if b.len() > 3 { &p[3..] } else { "" };
+        return format!("{drive}:/{rest}");
+    }
     if p == "/bin" || p.starts_with("/bin/") {
         return format!("{root}/usr{p}");
     }
