@@ -1,8 +1,10 @@
 // Oracle for tests/cc_differential.rs: runs the REAL eval-payload / wrapper code of
 // Claude Code 2.1.72, cut out of its cli.js at test time.
-// usage: node cc_oracle.js <path to cli.js>
-// stdin: JSON Lines {cmd, snap (string|null), sandbox (bool), prefix (string|null)}
-// stdout: JSON Lines {payload, commandString}
+// usage: node cc_oracle.js <path to cli.js> <rust OBJECT_TOKEN>
+// stdin: JSON Lines, either {cmd, snap (string|null), sandbox (bool), prefix (string|null)}
+//   -> {payload, commandString}
+// or {sq: s} -> the same record as sq_oracle.js, computed with the shell-quote copy BUNDLED
+//   in cli.js (object TOKEN replaced by argv[3]).
 'use strict';
 const fs = require('fs');
 const nodePath = require('path');
@@ -46,10 +48,35 @@ const body = `
   ${segPrefix}
   ${segProvider}
   Po7();
-  return { Ro7, Xo7, Do7, Mo7, Zo7 };
+  return { Ro7, Xo7, Do7, Mo7, Zo7, sq: S$6 };
 `;
 const SNAP = { value: undefined };
 const api = new Function('nodePath', 'SNAP', body)(nodePath, SNAP);
+
+const rustToken = process.argv[3] || '';
+const t = api.sq.parse('${__proto__}')[0];
+const TOKEN = t.slice(0, (t.length - 2) / 2);
+const norm = (v) => v.split(TOKEN).join(rustToken).toWellFormed();
+function sqRecord(s) {
+  const { quote, parse } = api.sq;
+  let p;
+  try {
+    p = parse(s).map((x) => {
+      if (typeof x === 'string') return ['S', norm(x)];
+      if ('comment' in x) return ['C', norm(x.comment)];
+      if (x.op === 'glob') return ['G', norm(x.pattern)];
+      return ['O', norm(x.op)];
+    });
+  } catch (e) {
+    p = { err: e.message.toWellFormed() };
+  }
+  return {
+    q1: quote([s]).toWellFormed(),
+    q3: quote([s, '<', '/dev/null']).toWellFormed(),
+    qop: quote([{ op: s }]).toWellFormed(),
+    p,
+  };
+}
 
 async function main() {
   const lines = fs.readFileSync(0, 'utf8').split('\n');
@@ -57,6 +84,7 @@ async function main() {
   for (const line of lines) {
     if (line === '') continue;
     const c = JSON.parse(line);
+    if ('sq' in c) { out.push(JSON.stringify(sqRecord(c.sq))); continue; }
     // Same three lines as in buildExecCommand (verified present above).
     const D = api.Xo7(c.cmd), X = api.Do7(D);
     let P = api.Mo7(D, X);
@@ -70,7 +98,7 @@ async function main() {
       useSandbox: !!c.sandbox,
       sandboxTmpDir: c.sandbox ? '/tmp/claude-sbx' : undefined,
     });
-    out.push(JSON.stringify({ payload: P.toWellFormed(), commandString: r.commandString.toWellFormed() }));
+    out.push(JSON.stringify({ payload: norm(P), commandString: norm(r.commandString) }));
   }
   process.stdout.write(out.join('\n') + '\n');
 }
