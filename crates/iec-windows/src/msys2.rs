@@ -46,7 +46,7 @@ pub fn build_argv(cmdline: &str, o: &Msys2Options) -> Vec<String> {
             let c = cmd[pos];
             if c == '"' || c == '\'' {
                 sawquote = Some(pos);
-                let simple = !(!argv.is_empty() && cmd[word_start] != '@') || !o.glob;
+                let simple = argv.is_empty() || cmd[word_start] == '@' || !o.glob;
                 pos = quoted(&mut cmd, pos, simple);
             } else {
                 pos += 1;
@@ -318,17 +318,11 @@ fn path_match(p: &[PChar], name: &[char]) -> bool {
     let nsegs: Vec<&[char]> = name.split(|&c| c == '/').collect();
     psegs.len() == nsegs.len()
         && psegs.iter().zip(nsegs.iter()).all(|(ps, ns)| {
-            if ns.first() == Some(&'.')
-                && ps.first().is_none_or(|&(c, prot)| c != '.' || prot)
-                && !ps.is_empty()
-            {
-                // hidden files need an explicit leading dot
-                let has_magic = ps
-                    .iter()
-                    .any(|&(c, prot)| !prot && matches!(c, '*' | '?' | '['));
-                if has_magic {
-                    return false;
-                }
+            // hidden names need an explicit leading dot in the pattern
+            let has_magic = ps.iter().any(|&(c, prot)| !prot && matches!(c, '*' | '?' | '['));
+            let dot_in_pattern = ps.first().map(|&(c, _)| c) == Some('.');
+            if ns.first() == Some(&'.') && has_magic && !dot_in_pattern {
+                return false;
             }
             seg_match(ps, ns)
         })

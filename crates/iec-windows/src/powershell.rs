@@ -92,7 +92,7 @@ pub fn parse_args(text: &str, vars: &[(String, String)], env: &[(String, String)
             break;
         }
         let start = i;
-        if c[i..].starts_with(&['-', '-', '%']) && c.get(i + 3).is_none_or(|x| x.is_whitespace()) {
+        if c[i..].starts_with(&['-', '-', '%']) && c.get(i + 3).map_or(true, |x| x.is_whitespace()) {
             let rest: String = c[(i + 3).min(c.len())..].iter().collect();
             let rest = rest.trim_start().to_string();
             verbatim = Some(expand_env(&rest, env));
