@@ -136,11 +136,7 @@ pub fn extract(cmdline: &str, exe_exists: &dyn Fn(&str) -> bool) -> Option<(Swit
             return Some((sw, s.iter().collect()));
         }
     }
-    let mut t: Vec<char> = s
-        .iter()
-        .copied()
-        .skip_while(|&c| c == ' ' || c == '\t')
-        .collect();
+    let mut t: Vec<char> = s.iter().copied().skip_while(|&c| c == ' ' || c == '\t').collect();
     if t.first() == Some(&'"') {
         t.remove(0);
         if let Some(last) = t.iter().rposition(|&c| c == '"') {
@@ -314,8 +310,7 @@ impl P2<'_> {
                         if d == '"' {
                             q = !q;
                         } else if !q
-                            && (matches!(d, ' ' | '\t' | '&' | '|' | '<' | '>')
-                                || (d == ')' && in_block))
+                            && (matches!(d, ' ' | '\t' | '&' | '|' | '<' | '>') || (d == ')' && in_block))
                         {
                             break;
                         } else if !q && d == '^' {
@@ -364,6 +359,27 @@ fn parse_line(line: &str) -> Result<Vec<(Option<Op>, Node)>, String> {
         return Err(format!("{} was unexpected at this time.", chars[p.i]));
     }
     Ok(r)
+}
+
+/// Resolves a command name in the virtual directory: an explicit `.com`/`.exe`/`.bat`/`.cmd`
+/// name as is, otherwise PATHEXT order `.COM .EXE .BAT .CMD` (case-insensitive).
+fn find_file(files: &BTreeMap<String, String>, name: &str) -> Option<String> {
+    let get = |f: &str| files.keys().find(|k| k.eq_ignore_ascii_case(f)).cloned();
+    let lower = name.to_ascii_lowercase();
+    if [".com", ".exe", ".bat", ".cmd"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+    {
+        if let Some(f) = get(name) {
+            return Some(f);
+        }
+    }
+    for e in [".COM", ".EXE", ".BAT", ".CMD"] {
+        if let Some(f) = get(&format!("{name}{e}")) {
+            return Some(f);
+        }
+    }
+    None
 }
 
 /// Batch context for `%0`–`%9` and `%*`.
@@ -672,29 +688,7 @@ impl<'a> Interp<'a> {
     }
 
     fn find_file(&self, name: &str) -> Option<String> {
-        let n = name.trim_end_matches([' ', '.']);
-        let n = if n.is_empty() { name } else { n };
-        let get = |f: &str| {
-            self.files
-                .keys()
-                .find(|k| k.eq_ignore_ascii_case(f))
-                .cloned()
-        };
-        let lower = n.to_ascii_lowercase();
-        if [".com", ".exe", ".bat", ".cmd"]
-            .iter()
-            .any(|e| lower.ends_with(e))
-        {
-            if let Some(f) = get(n) {
-                return Some(f);
-            }
-        }
-        for e in [".COM", ".EXE", ".BAT", ".CMD"] {
-            if let Some(f) = get(&format!("{name}{e}")) {
-                return Some(f);
-            }
-        }
-        None
+        find_file(self.files, name)
     }
 
     fn run_list(&mut self, list: &[(Option<Op>, Node)], ctx: Option<&BatchCtx>) {
@@ -708,18 +702,12 @@ impl<'a> Interp<'a> {
                 Some(Op::Or) if last_ok => continue,
                 _ => {}
             }
-            let before = self.errorlevel;
-            let before_err = self.error;
             self.errorlevel = 0;
             match node {
                 Node::Block(inner) => self.run_list(inner, ctx),
                 Node::Simple { text, redirs } => self.run_simple(text, redirs, ctx),
             }
             last_ok = self.errorlevel == 0;
-            if last_ok && self.errorlevel == 0 && before != 0 && !self.error {
-                self.errorlevel = 0;
-            }
-            let _ = before_err;
         }
     }
 
@@ -778,8 +766,7 @@ impl<'a> Interp<'a> {
         if let Some(rest) = word_end("echo") {
             return self.echo(&rest);
         }
-        if let Some(rest) = word_end("rem") {
-            let _ = rest;
+        if word_end("rem").is_some() {
             return;
         }
         if word_end("goto").is_some() {
@@ -813,8 +800,7 @@ impl<'a> Interp<'a> {
         if let Some(rest) = word_end("for") {
             return self.for_cmd(&rest, ctx);
         }
-        if let Some(rest) = word_end("exit") {
-            let _ = rest;
+        if word_end("exit").is_some() {
             self.exit = true;
             return;
         }
@@ -823,16 +809,13 @@ impl<'a> Interp<'a> {
                 Some(cx) => self.phase1_batch(&rest, cx),
                 None => self.phase1_cmdline(&rest),
             };
-            let t: String = expanded
-                .chars()
-                .skip_while(|&ch| is_cmd_delim(ch))
-                .collect();
+            let t: String = expanded.chars().skip_while(|&ch| is_cmd_delim(ch)).collect();
             if t.starts_with(':') {
                 return; // labels are not supported
             }
-            return self.external(&t, ctx, true);
+            return self.external(&t);
         }
-        self.external(&body, ctx, false)
+        self.external(&body)
     }
 
     fn echo(&mut self, rest: &str) {
@@ -956,7 +939,7 @@ impl<'a> Interp<'a> {
     }
 
     /// Command token, resolution, and batch/child/external launch.
-    fn external(&mut self, body: &str, ctx: Option<&BatchCtx>, is_call: bool) {
+    fn external(&mut self, body: &str) {
         let c: Vec<char> = body.chars().collect();
         let mut i = 0;
         let mut q = false;
@@ -975,13 +958,11 @@ impl<'a> Interp<'a> {
         if name.is_empty() {
             return;
         }
-        let _ = is_cmd_delim;
         let found = self.find_file(&name);
         let lname = name.to_ascii_lowercase();
         match found {
             Some(f)
-                if f.to_ascii_lowercase().ends_with(".bat")
-                    || f.to_ascii_lowercase().ends_with(".cmd") =>
+                if f.to_ascii_lowercase().ends_with(".bat") || f.to_ascii_lowercase().ends_with(".cmd") =>
             {
                 let content = self.files.get(&f).cloned().unwrap_or_default();
                 let all: String = rest.trim_start_matches([' ', '\t']).to_string();
@@ -990,7 +971,6 @@ impl<'a> Interp<'a> {
                     args: batch_params(&rest),
                     all,
                 };
-                let _ = is_call;
                 self.run_batch(&content, &bctx);
             }
             Some(f) => {
@@ -1021,7 +1001,6 @@ impl<'a> Interp<'a> {
                 }
             }
             None => {
-                let _ = ctx;
                 self.fail(9009);
             }
         }
@@ -1086,24 +1065,7 @@ fn run_cmdline_inner(
         return res;
     }
     let snapshot = files.clone();
-    let exists = |n: &str| {
-        let probe = Interp {
-            env: Vec::new(),
-            files: &mut snapshot.clone(),
-            stdout: String::new(),
-            error: false,
-            errorlevel: 0,
-            launches: Vec::new(),
-            delayed: false,
-            extensions: true,
-            echo_on: true,
-            locals: Vec::new(),
-            depth: 0,
-            exit: false,
-            out_stack: Vec::new(),
-        };
-        probe.find_file(n).is_some()
-    };
+    let exists = |n: &str| find_file(&snapshot, n).is_some();
     let Some((sw, s)) = extract(cmdline, &exists) else {
         res.delayed = opts.delayed;
         return res; // interactive: nothing executes from the command line

@@ -95,9 +95,7 @@ impl ReceiveOptions {
     }
 
     fn module(&self) -> &str {
-        self.module_name
-            .as_deref()
-            .unwrap_or(argv::DEFAULT_MODULE_NAME)
+        self.module_name.as_deref().unwrap_or(argv::DEFAULT_MODULE_NAME)
     }
 
     fn root(&self) -> &str {
@@ -162,11 +160,7 @@ pub mod receive {
 
     /// Path conversion with a root and `MSYS_NO_PATHCONV` / `MSYS2_ARG_CONV_EXCL` from `env`.
     pub fn msys2_pathconv_with(args: &[String], opts: &ReceiveOptions) -> Vec<String> {
-        pathconv::convert_argv(
-            args,
-            opts.root(),
-            &pathconv::PathConvEnv::from_env(&opts.env),
-        )
+        pathconv::convert_argv(args, opts.root(), &pathconv::PathConvEnv::from_env(&opts.env))
     }
 
     /// cmd.exe run with this full command line (`cmd.exe /d /s /c "…"`).
@@ -182,22 +176,11 @@ pub mod receive {
     /// argv a UCRT program (`testexe.exe`) receives from Windows PowerShell 5.1 for this
     /// argument text (argv[0] excluded).
     pub fn powershell51_native(text: &str, vars: &[(String, String)]) -> Vec<String> {
-        powershell::native(
-            text,
-            powershell::PassingMode::Ps51,
-            "testexe.exe",
-            vars,
-            &[],
-        )
-        .1
+        powershell::native(text, powershell::PassingMode::Ps51, "testexe.exe", vars, &[]).1
     }
 
     /// argv a UCRT program receives from PowerShell 7.x in `mode` (argv[0] excluded).
-    pub fn pwsh_native(
-        text: &str,
-        mode: powershell::PassingMode,
-        vars: &[(String, String)],
-    ) -> Vec<String> {
+    pub fn pwsh_native(text: &str, mode: powershell::PassingMode, vars: &[(String, String)]) -> Vec<String> {
         powershell::native(text, mode, "testexe.exe", vars, &[]).1
     }
 }
@@ -258,14 +241,17 @@ pub fn receive_json(
             Some(m) => Err(bad_mode(m, id)),
         },
         "commandlinetoargvw" => match mode {
-            None | Some("CommandLineToArgvW") => {
-                Ok(argv_out(argv::commandlinetoargvw(input, opts.module())))
-            }
+            None | Some("CommandLineToArgvW") => Ok(argv_out(argv::commandlinetoargvw(input, opts.module()))),
             Some(m) => Err(bad_mode(m, id)),
         },
         "msys2" => {
+            let env_noglob = opts
+                .env
+                .iter()
+                .any(|(k, v)| (k == "MSYS" || k == "CYGWIN") && v.split(' ').any(|w| w == "noglob"));
             let glob = match mode {
-                None | Some("glob") => true,
+                None => !env_noglob,
+                Some("glob") => true,
                 Some("noglob") => false,
                 Some(m) => return Err(bad_mode(m, id)),
             };
@@ -325,11 +311,7 @@ pub fn receive_json(
 
 /// Renders `args` with sender `id`; modes: `rust-std` `force_quotes` or `raw:I,J` (indices of
 /// `Arg::Raw` elements), `rust-std-bat` `force_quotes`, `dotnet` `windows` (default) or `unix`.
-pub fn render(
-    id: &str,
-    mode: Option<&str>,
-    args: &[String],
-) -> Result<Result<String, RenderError>, Error> {
+pub fn render(id: &str, mode: Option<&str>, args: &[String]) -> Result<Result<String, RenderError>, Error> {
     let r = match (id, mode) {
         ("node", None) => render::node(args),
         ("node-verbatim", None) => render::node_verbatim(args),

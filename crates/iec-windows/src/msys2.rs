@@ -295,9 +295,7 @@ fn glob0(p: &[PChar], o: &Msys2Options) -> Vec<String> {
             }
         }
     }
-    let magic = p
-        .iter()
-        .any(|&(c, prot)| !prot && matches!(c, '*' | '?' | '['));
+    let magic = p.iter().any(|&(c, prot)| !prot && matches!(c, '*' | '?' | '['));
     if magic {
         let mut m: Vec<String> = o
             .files
@@ -345,9 +343,7 @@ fn seg_match(p: &[PChar], n: &[char]) -> bool {
     if !prot && c == '[' {
         // character class
         let mut j = 1;
-        let negate = p
-            .get(1)
-            .is_some_and(|&(x, pr)| !pr && (x == '!' || x == '^'));
+        let negate = p.get(1).is_some_and(|&(x, pr)| !pr && (x == '!' || x == '^'));
         if negate {
             j += 1;
         }

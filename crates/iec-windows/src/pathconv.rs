@@ -254,10 +254,7 @@ impl Conv<'_> {
                     it += 1;
                     continue;
                 }
-                if self.at(it + 1) == '/'
-                    && self.at(it + 2) == '/'
-                    && self.at(beg).is_ascii_alphabetic()
-                {
+                if self.at(it + 1) == '/' && self.at(it + 2) == '/' && self.at(beg).is_ascii_alphabetic() {
                     is_url = self.s[beg..it]
                         .iter()
                         .all(|c| c.is_ascii_alphanumeric() || *c == '+');
@@ -427,11 +424,7 @@ impl PathConvEnv {
                 e.no_pathconv = true;
             }
             if k == "MSYS2_ARG_CONV_EXCL" {
-                e.exclusions = v
-                    .split(';')
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-                    .collect();
+                e.exclusions = v.split(';').filter(|s| !s.is_empty()).map(String::from).collect();
             }
         }
         e

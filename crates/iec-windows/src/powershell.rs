@@ -198,11 +198,7 @@ pub fn parse_args(text: &str, vars: &[(String, String)], env: &[(String, String)
             }
         }
         let end = i.min(c.len());
-        let value = if only_var && !any_defined {
-            None
-        } else {
-            Some(val)
-        };
+        let value = if only_var && !any_defined { None } else { Some(val) };
         elems.push(Elem {
             start,
             end,
@@ -450,15 +446,11 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 /// `-EncodedCommand` payload: base64 of the UTF-16LE source.
 pub fn encode_command(source: &str) -> String {
-    let bytes: Vec<u8> = source
-        .encode_utf16()
-        .flat_map(|u| u.to_le_bytes())
-        .collect();
+    let bytes: Vec<u8> = source.encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
     let mut out = String::new();
     for ch in bytes.chunks(3) {
-        let n = (ch[0] as u32) << 16
-            | (*ch.get(1).unwrap_or(&0) as u32) << 8
-            | *ch.get(2).unwrap_or(&0) as u32;
+        let n =
+            (ch[0] as u32) << 16 | (*ch.get(1).unwrap_or(&0) as u32) << 8 | *ch.get(2).unwrap_or(&0) as u32;
         for k in 0..4 {
             if k <= ch.len() {
                 out.push(B64[((n >> (18 - 6 * k)) & 63) as usize] as char);

@@ -41,12 +41,7 @@ fn append_msvc(out: &mut String, arg: &str, quote: bool) {
 
 /// Colascione's `ArgvQuote` (spec §3.1), used by .NET `PasteArguments.AppendArgument`.
 pub fn argv_quote(arg: &str, force: bool) -> String {
-    if !force
-        && !arg.is_empty()
-        && !arg
-            .chars()
-            .any(|c| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '"'))
-    {
+    if !force && !arg.is_empty() && !arg.chars().any(|c| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '"')) {
         return arg.to_string();
     }
     let mut out = String::from("\"");
@@ -85,11 +80,7 @@ pub fn rust_std(args: &[String]) -> Result<String, RenderError> {
 }
 
 /// Rust `make_command_line` with `force_quotes` and `Arg::Raw` indices (appended verbatim).
-pub fn rust_std_with(
-    args: &[String],
-    force_quotes: bool,
-    raw: &[usize],
-) -> Result<String, RenderError> {
+pub fn rust_std_with(args: &[String], force_quotes: bool, raw: &[usize]) -> Result<String, RenderError> {
     check_nul(args)?;
     let (prog, rest) = args.split_first().ok_or(RenderError::NoProgram)?;
     if prog.contains('"') {

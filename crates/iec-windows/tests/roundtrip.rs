@@ -63,12 +63,10 @@ fn run(cases: u32) {
         };
         let mut seed = [0x1e_u8; 32];
         seed[0] = i as u8;
-        let mut runner =
-            TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+        let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
         let start = std::time::Instant::now();
         let result = runner.run(&argv_strategy(), |a| {
-            let cl = sender(&a)
-                .map_err(|e| TestCaseError::fail(format!("{name} refused {a:?}: {e}")))?;
+            let cl = sender(&a).map_err(|e| TestCaseError::fail(format!("{name} refused {a:?}: {e}")))?;
             prop_assert_eq!(&argv::ucrt(&cl, "TEST.EXE"), &a, "{} UCRT: {}", name, cl);
             prop_assert_eq!(
                 &argv::commandlinetoargvw(&cl, "TEST.EXE"),
@@ -77,13 +75,7 @@ fn run(cases: u32) {
                 name,
                 cl
             );
-            prop_assert_eq!(
-                &argv::pre2008(&cl, "TEST.EXE"),
-                &a,
-                "{} pre-2008: {}",
-                name,
-                cl
-            );
+            prop_assert_eq!(&argv::pre2008(&cl, "TEST.EXE"), &a, "{} pre-2008: {}", name, cl);
             Ok(())
         });
         println!("{name}: {cases} cases in {:.2?}", start.elapsed());

@@ -113,22 +113,11 @@ fn cl2a_agrees_with_ucrt_without_quote_runs() {
         failure_persistence: None,
         ..Config::default()
     };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &[3u8; 32]));
+    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &[3u8; 32]));
     runner
         .run(&strat, |cl| {
-            prop_assert_eq!(
-                receive::commandlinetoargvw(&cl),
-                receive::msvcrt(&cl),
-                "{:?}",
-                cl
-            );
-            prop_assert_eq!(
-                receive::msvcrt_pre2008(&cl),
-                receive::msvcrt(&cl),
-                "{:?}",
-                cl
-            );
+            prop_assert_eq!(receive::commandlinetoargvw(&cl), receive::msvcrt(&cl), "{:?}", cl);
+            prop_assert_eq!(receive::msvcrt_pre2008(&cl), receive::msvcrt(&cl), "{:?}", cl);
             Ok(())
         })
         .unwrap();
@@ -184,17 +173,9 @@ fn sender_worked_examples() {
             format!("\"p\" {rust}"),
             "rust {arg}"
         );
-        assert_eq!(
-            render::cpython(&a).unwrap(),
-            format!("p {rust}"),
-            "cpython {arg}"
-        );
+        assert_eq!(render::cpython(&a).unwrap(), format!("p {rust}"), "cpython {arg}");
         assert_eq!(render::go(&a).unwrap(), format!("p {rust}"), "go {arg}");
-        assert_eq!(
-            render::dotnet(&a).unwrap(),
-            format!("p {net}"),
-            "dotnet {arg}"
-        );
+        assert_eq!(render::dotnet(&a).unwrap(), format!("p {net}"), "dotnet {arg}");
         assert_eq!(render::node(&a).unwrap(), format!("p {net}"), "node {arg}");
     }
     let lf = v(&["p", "x\ny"]);
@@ -212,10 +193,7 @@ fn sender_worked_examples() {
 #[test]
 fn rust_bat_worked_examples() {
     let rows: &[(&[&str], &str)] = &[
-        (
-            &["a", "b"],
-            r#"cmd.exe /e:ON /v:OFF /d /c ""C:\t\x.bat" a b""#,
-        ),
+        (&["a", "b"], r#"cmd.exe /e:ON /v:OFF /d /c ""C:\t\x.bat" a b""#),
         (
             &["c is for cat"],
             r#"cmd.exe /e:ON /v:OFF /d /c ""C:\t\x.bat" "c is for cat"""#,
@@ -232,10 +210,7 @@ fn rust_bat_worked_examples() {
             &["%PATH%"],
             r#"cmd.exe /e:ON /v:OFF /d /c ""C:\t\x.bat" "%%cd:~,%PATH%%cd:~,%"""#,
         ),
-        (
-            &["!TMP!"],
-            r#"cmd.exe /e:ON /v:OFF /d /c ""C:\t\x.bat" "!TMP!"""#,
-        ),
+        (&["!TMP!"], r#"cmd.exe /e:ON /v:OFF /d /c ""C:\t\x.bat" "!TMP!"""#),
         (
             &["key=\"&whoami\""],
             r#"cmd.exe /e:ON /v:OFF /d /c ""C:\t\x.bat" "key=""&whoami"""""#,
@@ -295,10 +270,7 @@ fn cmd_extraction_and_phases() {
         env: env(&[("b", "a")]),
         ..Default::default()
     };
-    assert_eq!(
-        receive::cmd("cmd /c echo %a %b% c%", &o).stdout,
-        "%a a c%\n"
-    );
+    assert_eq!(receive::cmd("cmd /c echo %a %b% c%", &o).stdout, "%a a c%\n");
     let o = CmdOptions {
         env: env(&[("a ", "b")]),
         ..Default::default()
@@ -322,10 +294,7 @@ fn cmd_extraction_and_phases() {
         "C:\\sbin\n"
     );
     // carets, operators, first LF
-    assert_eq!(
-        receive::cmd("cmd /c echo a ^& echo b", &o).stdout,
-        "a & echo b\n"
-    );
+    assert_eq!(receive::cmd("cmd /c echo a ^& echo b", &o).stdout, "a & echo b\n");
     assert_eq!(receive::cmd("cmd /c echo a & echo b", &o).stdout, "a \nb\n");
     let r = receive::cmd("cmd /c \"echo one\necho two\"", &o);
     assert_eq!(r.stdout, "one\n");
@@ -421,18 +390,10 @@ fn msys2_worked_examples() {
             &["a", "b", "{a,b}", "x1y", "x2y"],
             &["{a,b}", "{a,b}", "x{1,2}y"],
         ),
-        (
-            "bash.exe line1\nline2",
-            &["line1", "line2"],
-            &["line1", "line2"],
-        ),
+        ("bash.exe line1\nline2", &["line1", "line2"], &["line1", "line2"]),
     ];
     for (cl, glob, noglob) in rows {
-        assert_eq!(
-            receive::msys2_with(cl, true, &none)[1..],
-            v(glob),
-            "glob {cl}"
-        );
+        assert_eq!(receive::msys2_with(cl, true, &none)[1..], v(glob), "glob {cl}");
         assert_eq!(
             receive::msys2_with(cl, false, &none)[1..],
             v(noglob),
@@ -452,14 +413,9 @@ fn msys2_worked_examples() {
     let long = "é".repeat(9000);
     let cl = format!("bash.exe -c \"{long}\"");
     assert_eq!(receive::msys2(&cl)[2].chars().count(), 8186);
+    assert_eq!(receive::msys2_with(&cl, false, &none)[2].chars().count(), 9000);
     assert_eq!(
-        receive::msys2_with(&cl, false, &none)[2].chars().count(),
-        9000
-    );
-    assert_eq!(
-        receive::msys2(&format!("bash.exe {long}"))[1]
-            .chars()
-            .count(),
+        receive::msys2(&format!("bash.exe {long}"))[1].chars().count(),
         9000
     );
     let cl = format!("bash.exe -c \"{}\"", "x".repeat(8186));
@@ -559,14 +515,8 @@ fn powershell_native_examples() {
         std(r#"-e 'console.log("test")'"#),
         v(&["-e", "console.log(\"test\")"])
     );
-    assert_eq!(
-        ps51(r#"-e 'console.log("a b")'"#),
-        v(&["-e", "console.log(a b)"])
-    );
-    assert_eq!(
-        ps51(r"'C:\path with space\'"),
-        v(&["C:\\path with space\""])
-    );
+    assert_eq!(ps51(r#"-e 'console.log("a b")'"#), v(&["-e", "console.log(a b)"]));
+    assert_eq!(ps51(r"'C:\path with space\'"), v(&["C:\\path with space\""]));
     assert_eq!(leg(r"'C:\path with space\'"), v(&["C:\\path with space\\"]));
     assert_eq!(std(r"'C:\path with space\'"), v(&["C:\\path with space\\"]));
     assert_eq!(ps51(r#"'a"b c"d'"#), v(&["ab cd"]));
@@ -596,14 +546,8 @@ fn powershell_native_examples() {
 #[test]
 fn powershell_cli() {
     let cli = |a: &[&str], pwsh| powershell::cli_command(&v(a), pwsh);
-    assert_eq!(
-        cli(&["pwsh", "-c", "echo", "a b"], true).unwrap(),
-        "echo a b"
-    );
-    assert_eq!(
-        cli(&["pwsh", "-c", "echo 'a b'"], true).unwrap(),
-        "echo 'a b'"
-    );
+    assert_eq!(cli(&["pwsh", "-c", "echo", "a b"], true).unwrap(), "echo a b");
+    assert_eq!(cli(&["pwsh", "-c", "echo 'a b'"], true).unwrap(), "echo 'a b'");
     assert_eq!(
         cli(
             &["pwsh", "-NoProfile", "-Command", "Write-Output", "\"x  y\""],
@@ -685,10 +629,7 @@ fn registry() {
     }
     assert!(receive_json("nope", None, &o, "").is_err());
     assert!(receive_json("msvcrt", Some("bogus"), &o, "").is_err());
-    assert_eq!(
-        render_json("nope", None, &[])["error"],
-        "unknown sender `nope`"
-    );
+    assert_eq!(render_json("nope", None, &[])["error"], "unknown sender `nope`");
     let j = receive_json("msys2-pathconv", None, &o, "[\"/usr\"]").unwrap();
     assert_eq!(
         j,

@@ -41,11 +41,7 @@ fn run(name: &str, check: impl Fn(&Value) -> Result<(), String>) {
             fails.push(format!("  #{i}: input {} => {e}", c["input"]));
         }
     }
-    println!(
-        "{name}: {}/{} passed",
-        cases.len() - fails.len(),
-        cases.len()
-    );
+    println!("{name}: {}/{} passed", cases.len() - fails.len(), cases.len());
     assert!(
         fails.is_empty(),
         "{name}: {} failures\n{}",
@@ -154,9 +150,7 @@ fn rust_std_bat_args() {
                 }
                 continue;
             }
-            let cl = out["command_line"]
-                .as_str()
-                .ok_or(format!("refused: {out}"))?;
+            let cl = out["command_line"].as_str().ok_or(format!("refused: {out}"))?;
             // round trip: cmd.exe runs the script, which starts a.exe; a.exe parses with UCRT
             let mut opts = ReceiveOptions::default();
             opts.files.insert(script.into(), body.into());
@@ -178,9 +172,7 @@ fn rust_std_bat_args() {
 
 #[test]
 fn cpython_list2cmdline() {
-    run("cpython-list2cmdline.jsonl", |c| {
-        render_check("cpython", None, c)
-    });
+    run("cpython-list2cmdline.jsonl", |c| render_check("cpython", None, c));
 }
 
 #[test]
@@ -225,8 +217,7 @@ fn powershell_native_args() {
             c["input"].as_str().unwrap(),
         )
         .map_err(|e| e.to_string())?;
-        eq(&out["argv"], &c["expected"])
-            .map_err(|e| format!("{e} (command line {})", out["command_line"]))
+        eq(&out["argv"], &c["expected"]).map_err(|e| format!("{e} (command line {})", out["command_line"]))
     });
 }
 
@@ -287,13 +278,8 @@ fn wine_cmd_cmdline() {
             delayed_expansion: n.contains("delayed expansion enabled"),
             ..Default::default()
         };
-        let r = receive_json(
-            "cmd",
-            c["mode"].as_str(),
-            &opts,
-            c["input"].as_str().unwrap(),
-        )
-        .map_err(|e| e.to_string())?;
+        let r = receive_json("cmd", c["mode"].as_str(), &opts, c["input"].as_str().unwrap())
+            .map_err(|e| e.to_string())?;
         let stdout = r["stdout"].as_str().unwrap();
         let stdout = stdout.strip_suffix('\n').unwrap_or(stdout);
         if is_error(&c["expected"]) {
