@@ -356,7 +356,7 @@ fn arith_shift(c: &[char]) -> bool {
                 line[i] == a
                     && i + 1 < line.len()
                     && line[i + 1] == b
-                    && extra.is_none_or(|e| i + 2 < line.len() && line[i + 2] == e)
+                    && extra.map_or(true, |e| i + 2 < line.len() && line[i + 2] == e)
             })
         };
         if let Some(a) = find(0, '$', '(', Some('(')) {
@@ -519,7 +519,7 @@ fn join_continuations(a: &str) -> String {
             }
             let k = j - i;
             if j < c.len() && c[j] == '\n' && k % 2 == 1 {
-                out.extend(std::iter::repeat_n('\\', k - 1));
+                out.extend(std::iter::repeat('\\').take(k - 1));
                 i = j + 1;
             } else {
                 out.extend(&c[i..j]);

@@ -195,11 +195,7 @@ fn quote_one(s: &str) -> String {
     let mut out = String::with_capacity(s.len() * 2);
     let mut i = 0;
     while i < cs.len() {
-        if cs[i].is_ascii_alphabetic()
-            && i + 2 < cs.len()
-            && cs[i + 1] == ':'
-            && is_quote_meta(cs[i + 2])
-        {
+        if cs[i].is_ascii_alphabetic() && i + 2 < cs.len() && cs[i + 1] == ':' && is_quote_meta(cs[i + 2]) {
             out.push(cs[i]);
             out.push(':');
             out.push('\\');
@@ -236,12 +232,7 @@ fn is_control_char(c: char) -> bool {
 fn control_at(s: &[char], i: usize) -> Option<usize> {
     let at = |k: usize| s.get(i + k).copied();
     let two = |a: char, b: char| at(0) == Some(a) && at(1) == Some(b);
-    if two('|', '|')
-        || two('&', '&')
-        || two(';', ';')
-        || two('|', '&')
-        || two('<', '(')
-    {
+    if two('|', '|') || two('&', '&') || two(';', ';') || two('|', '&') || two('<', '(') {
         return Some(2);
     }
     if two('<', '<') && at(2) == Some('<') {
@@ -306,9 +297,7 @@ fn chunk(s: &[char]) -> Vec<(usize, usize)> {
             let start = p;
             while p < s.len() {
                 let c = s[p];
-                if c == '\\'
-                    && p + 1 < s.len()
-                    && (s[p + 1] == '\'' || s[p + 1] == '"' || is_meta(s[p + 1]))
+                if c == '\\' && p + 1 < s.len() && (s[p + 1] == '\'' || s[p + 1] == '"' || is_meta(s[p + 1]))
                 {
                     p += 2;
                 } else if !js::is_space(c) && c != '\'' && c != '"' && !is_meta(c) {
@@ -514,13 +503,9 @@ pub fn js_empty_object_env(name: &str) -> Option<EnvValue> {
         "toLocaleString",
     ];
     match name {
-        "constructor" => Some(EnvValue::Str(
-            "function Object() { [native code] }".to_owned(),
-        )),
+        "constructor" => Some(EnvValue::Str("function Object() { [native code] }".to_owned())),
         "__proto__" => Some(EnvValue::Object("{}".to_owned())),
-        n if FNS.contains(&n) => Some(EnvValue::Str(format!(
-            "function {n}() {{ [native code] }}"
-        ))),
+        n if FNS.contains(&n) => Some(EnvValue::Str(format!("function {n}() {{ [native code] }}"))),
         _ => None,
     }
 }

@@ -73,7 +73,12 @@ fn claude_code_2_1_72_cli_js_differential() {
     };
     let mut cases: Vec<Case> = Vec::new();
     for row in iec_table_rows() {
-        cases.push(Case { cmd: row.to_owned(), snap: Some("/tmp/snap.sh"), sandbox: false, prefix: None });
+        cases.push(Case {
+            cmd: row.to_owned(),
+            snap: Some("/tmp/snap.sh"),
+            sandbox: false,
+            prefix: None,
+        });
     }
     let mut rng = Rng::new(0x0cc2_1720);
     while cases.len() < N_CMDS {
@@ -89,7 +94,12 @@ fn claude_code_2_1_72_cli_js_differential() {
             1 => Some("wrap"),
             _ => None,
         };
-        cases.push(Case { cmd, snap, sandbox, prefix });
+        cases.push(Case {
+            cmd,
+            snap,
+            sandbox,
+            prefix,
+        });
     }
     let mut sq_inputs = Vec::new();
     while sq_inputs.len() < N_SQ {
@@ -98,8 +108,7 @@ fn claude_code_2_1_72_cli_js_differential() {
     let mut stdin = String::new();
     for c in &cases {
         stdin.push_str(
-            &json!({"cmd": c.cmd, "snap": c.snap, "sandbox": c.sandbox, "prefix": c.prefix})
-                .to_string(),
+            &json!({"cmd": c.cmd, "snap": c.snap, "sandbox": c.sandbox, "prefix": c.prefix}).to_string(),
         );
         stdin.push('\n');
     }
@@ -109,12 +118,20 @@ fn claude_code_2_1_72_cli_js_differential() {
     }
     let oracle = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cc_oracle.js");
     let lines = run_node(&[oracle, cli.to_str().unwrap(), OBJECT_TOKEN], stdin);
-    assert_eq!(lines.len(), cases.len() + sq_inputs.len(), "node output line count");
+    assert_eq!(
+        lines.len(),
+        cases.len() + sq_inputs.len(),
+        "node output line count"
+    );
 
     let mut mismatches = 0usize;
     for (c, line) in cases.iter().zip(&lines) {
         let js: Value = serde_json::from_str(line).unwrap();
-        let cwd = if c.sandbox { "/tmp/claude-sbx/cwd-abcd" } else { "/tmp/claude-abcd-cwd" };
+        let cwd = if c.sandbox {
+            "/tmp/claude-sbx/cwd-abcd"
+        } else {
+            "/tmp/claude-abcd-cwd"
+        };
         let opts = WrapperOptions {
             shell_path: "/bin/bash",
             snapshot_path: c.snap,

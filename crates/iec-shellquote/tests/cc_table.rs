@@ -56,9 +56,15 @@ fn branch_facts() {
     assert_eq!(facts("ls -la"), (P::Default, R::AppendedToEval, false));
     assert_eq!(facts("cat <<EOF\nx\nEOF"), (P::Heredoc, R::None, false));
     assert_eq!(facts("echo 'a\nb'"), (P::MultilineQuoted, R::OnEval, false));
-    assert_eq!(facts("printf 'a\nb' < in.txt"), (P::MultilineQuoted, R::None, false));
+    assert_eq!(
+        facts("printf 'a\nb' < in.txt"),
+        (P::MultilineQuoted, R::None, false)
+    );
     assert_eq!(facts("ls | grep foo"), (P::PipeRearranged, R::InsidePipe, false));
-    assert_eq!(facts("echo \"a\nb\" | cat"), (P::PipeRearranged, R::InsidePipe, false));
+    assert_eq!(
+        facts("echo \"a\nb\" | cat"),
+        (P::PipeRearranged, R::InsidePipe, false)
+    );
     assert_eq!(facts("echo `date` | cat"), (P::PipeBailout, R::OnEval, false));
     assert_eq!(facts("./prog < file"), (P::Default, R::None, false));
     assert_eq!(facts("sort < in | uniq"), (P::Default, R::None, false));
@@ -67,7 +73,10 @@ fn branch_facts() {
     assert_eq!(facts("echo \">nul\""), (P::Default, R::AppendedToEval, false));
     assert_eq!(facts("echo \">nul \""), (P::Default, R::AppendedToEval, true));
     // 'MY-MARKER' is not recognised as a heredoc delimiter (\w+ stops at '-')
-    assert_eq!(facts("bash <<'MY-MARKER'\necho hi\nMY-MARKER"), (P::Default, R::AppendedToEval, false));
+    assert_eq!(
+        facts("bash <<'MY-MARKER'\necho hi\nMY-MARKER"),
+        (P::Default, R::AppendedToEval, false)
+    );
 }
 
 #[test]
@@ -75,7 +84,10 @@ fn bailout_reasons() {
     let r = |c: &str| build_eval_payload(c).pipe_bailout_reason;
     assert_eq!(r("echo `date` | cat"), Some(PipeBailoutReason::Backtick));
     assert_eq!(r("echo $(date) | cat"), Some(PipeBailoutReason::DollarParen));
-    assert_eq!(r("for f in *; do echo; done | sort"), Some(PipeBailoutReason::ShellKeyword));
+    assert_eq!(
+        r("for f in *; do echo; done | sort"),
+        Some(PipeBailoutReason::ShellKeyword)
+    );
     assert_eq!(r("| grep x"), Some(PipeBailoutReason::NoPipeOperator));
     assert_eq!(r("echo a#b | cat"), Some(PipeBailoutReason::NoPipeOperator));
     assert_eq!(
@@ -88,10 +100,19 @@ fn bailout_reasons() {
 #[test]
 fn pipe_path_expands_variables_to_empty() {
     // 2.1.72 has no `$NAME` bail-out: parse() with no env empties them.
-    assert_eq!(build_eval_payload("echo $HOME | cat").payload, "\"echo '' < /dev/null | cat\"");
-    assert_eq!(build_eval_payload("echo $$ | cat").payload, "\"echo '' < /dev/null | cat\"");
+    assert_eq!(
+        build_eval_payload("echo $HOME | cat").payload,
+        "\"echo '' < /dev/null | cat\""
+    );
+    assert_eq!(
+        build_eval_payload("echo $$ | cat").payload,
+        "\"echo '' < /dev/null | cat\""
+    );
     // the token "!" is re-quoted as \! and the joined string single-quoted: eval unescapes it
-    assert_eq!(build_eval_payload("echo \"$USER!\" | cat").payload, "'echo \\! < /dev/null | cat'");
+    assert_eq!(
+        build_eval_payload("echo \"$USER!\" | cat").payload,
+        "'echo \\! < /dev/null | cat'"
+    );
 }
 
 #[test]

@@ -51,14 +51,50 @@ fn npm_shell_quote_differential() {
     }
     let pj: Value =
         serde_json::from_str(&std::fs::read_to_string(pkg.join("package.json")).unwrap()).unwrap();
-    assert_eq!(pj["version"], SHELL_QUOTE_VERSION, "wrong shell-quote installed in {prefix:?}");
+    assert_eq!(
+        pj["version"], SHELL_QUOTE_VERSION,
+        "wrong shell-quote installed in {prefix:?}"
+    );
 
     // Fixed edge cases first, then generated inputs.
     let mut inputs: Vec<String> = [
-        "", " ", "a", "a b", "it's", "it's !", "a != b", "\\", "\\\\'x'|'", "$$a", "$?x", "$_foo",
-        "${__proto__}", "$constructor", "a#b c", "#", "x #y", "'unterminated", "\"unterminated",
-        "\"abc\\\"", "\"a\\\"b\"c\"", "$$🦀", "${}", "${x", "a*b", "\\*", "'*'", "<<<", "<<", "|&",
-        "2>&1", "C:\\x", "a:&", "a::", "\u{2028}", "🦀", "\u{feff}x",
+        "",
+        " ",
+        "a",
+        "a b",
+        "it's",
+        "it's !",
+        "a != b",
+        "\\",
+        "\\\\'x'|'",
+        "$$a",
+        "$?x",
+        "$_foo",
+        "${__proto__}",
+        "$constructor",
+        "a#b c",
+        "#",
+        "x #y",
+        "'unterminated",
+        "\"unterminated",
+        "\"abc\\\"",
+        "\"a\\\"b\"c\"",
+        "$$🦀",
+        "${}",
+        "${x",
+        "a*b",
+        "\\*",
+        "'*'",
+        "<<<",
+        "<<",
+        "|&",
+        "2>&1",
+        "C:\\x",
+        "a:&",
+        "a::",
+        "\u{2028}",
+        "🦀",
+        "\u{feff}x",
     ]
     .iter()
     .map(|s| s.to_string())

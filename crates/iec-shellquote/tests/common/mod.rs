@@ -14,7 +14,11 @@ pub fn npm_install(prefix: &Path, marker: &Path, spec: &str, extra: &[&str]) -> 
     let skip = std::env::var("IEC_SKIP_NPM").as_deref() == Ok("1");
     std::fs::create_dir_all(prefix).expect("create npm cache dir");
     let mut cmd = Command::new("npm");
-    cmd.arg("install").arg("--prefix").arg(prefix).args(extra).arg(spec);
+    cmd.arg("install")
+        .arg("--prefix")
+        .arg(prefix)
+        .args(extra)
+        .arg(spec);
     let res = cmd.output();
     let ok = match &res {
         Ok(o) => o.status.success() && marker.exists(),
@@ -39,7 +43,9 @@ pub fn npm_install(prefix: &Path, marker: &Path, spec: &str, extra: &[&str]) -> 
 }
 
 pub fn cache_dir() -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/root".into());
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/root".into());
     home.join(".cache").join("iec")
 }
 
@@ -109,30 +115,113 @@ impl Rng {
 }
 
 const SPECIALS: &[&str] = &[
-    "'", "\"", "\\", "$", "!", "%", "^", "&", "|", "<", ">", "(", ")", "{", "}", "[", "]", "*",
-    "?", "~", "#", ";", "`", "=", ":", ",", "@", "-", "_",
+    "'", "\"", "\\", "$", "!", "%", "^", "&", "|", "<", ">", "(", ")", "{", "}", "[", "]", "*", "?", "~",
+    "#", ";", "`", "=", ":", ",", "@", "-", "_",
 ];
-const SPACES: &[&str] = &[" ", " ", " ", "\t", "\n", "\r", "\r\n", "\u{a0}", "\u{2028}", "\u{feff}", "\u{b}"];
+const SPACES: &[&str] = &[
+    " ", " ", " ", "\t", "\n", "\r", "\r\n", "\u{a0}", "\u{2028}", "\u{feff}", "\u{b}",
+];
 const UNICODE: &[&str] = &["é", "🦀", "日本", "ß", "\u{2003}", "a🦀"];
 const VARS: &[&str] = &[
-    "$VAR", "${X}", "$$", "$?", "$1", "$@", "$#", "$!", "$*", "$-", "$_", "$_x", "$HOME",
-    "${HOME}", "$constructor", "${toString}", "$hasOwnProperty", "${__proto__}", "${}", "${",
-    "$", "$$🦀", "${a b}", "$é", "$9x", "$A_b1-",
+    "$VAR",
+    "${X}",
+    "$$",
+    "$?",
+    "$1",
+    "$@",
+    "$#",
+    "$!",
+    "$*",
+    "$-",
+    "$_",
+    "$_x",
+    "$HOME",
+    "${HOME}",
+    "$constructor",
+    "${toString}",
+    "$hasOwnProperty",
+    "${__proto__}",
+    "${}",
+    "${",
+    "$",
+    "$$🦀",
+    "${a b}",
+    "$é",
+    "$9x",
+    "$A_b1-",
 ];
 const WORDS: &[&str] = &[
-    "echo", "cat", "a", "foo", "x!y", "/dev/null", "nul", "NUL", "jq", ".a != .b", "C:", "a:b",
-    "FOO=bar", "2", "1", "0", "&1", "grep", "it's", "EOF", "-n",
+    "echo",
+    "cat",
+    "a",
+    "foo",
+    "x!y",
+    "/dev/null",
+    "nul",
+    "NUL",
+    "jq",
+    ".a != .b",
+    "C:",
+    "a:b",
+    "FOO=bar",
+    "2",
+    "1",
+    "0",
+    "&1",
+    "grep",
+    "it's",
+    "EOF",
+    "-n",
 ];
 const OPS: &[&str] = &[
-    "||", "&&", "|&", "<(", "<<<", ">>", ">&", "<&", "2>&1", ";;", "<<EOF", "<<'EOF'",
-    "<<-\"X\"", "<<\\E", ">nul", "2>NUL", "&>nul", ">&2", "2>/dev/null", "|", " | ", " < ", "<",
-    "$(", "$((1 << 2))", "[[ 1 << 2 ]]", "1<<2",
+    "||",
+    "&&",
+    "|&",
+    "<(",
+    "<<<",
+    ">>",
+    ">&",
+    "<&",
+    "2>&1",
+    ";;",
+    "<<EOF",
+    "<<'EOF'",
+    "<<-\"X\"",
+    "<<\\E",
+    ">nul",
+    "2>NUL",
+    "&>nul",
+    ">&2",
+    "2>/dev/null",
+    "|",
+    " | ",
+    " < ",
+    "<",
+    "$(",
+    "$((1 << 2))",
+    "[[ 1 << 2 ]]",
+    "1<<2",
 ];
 const QUOTED: &[&str] = &[
-    "'a b'", "\"x ! y\"", "'it'\\''s'", "\"a\\\"b\"", "'\\''", "\"$HOME\"", "'$HOME'",
-    "\"a\nb\"", "'c\nd'", "\"\\\\\"", "'\\\\'", "\"\"", "''", "\"it's\"", "'say \"hi\"'",
+    "'a b'",
+    "\"x ! y\"",
+    "'it'\\''s'",
+    "\"a\\\"b\"",
+    "'\\''",
+    "\"$HOME\"",
+    "'$HOME'",
+    "\"a\nb\"",
+    "'c\nd'",
+    "\"\\\\\"",
+    "'\\\\'",
+    "\"\"",
+    "''",
+    "\"it's\"",
+    "'say \"hi\"'",
 ];
-const KEYWORDS: &[&str] = &["for ", "if ", "while ", "until ", "case ", "select ", "elif ", "x-if "];
+const KEYWORDS: &[&str] = &[
+    "for ", "if ", "while ", "until ", "case ", "select ", "elif ", "x-if ",
+];
 
 /// One piece of a generated input.
 fn piece(rng: &mut Rng, out: &mut String, shell_heavy: bool) {
