@@ -74,12 +74,8 @@ pub fn run(json: bool) -> Result<i32> {
         }
         println!();
     }
-    println!(
-        "\nhops: in=tool-input rw=harness-rewrite wr=wrapper sp=spawn sh=shell ev=eval pg=program"
-    );
-    println!(
-        "mechanisms: qc=quote-consumption rx=re-expansion tr=truncation ar=arity-change ot=other"
-    );
+    println!("\nhops: in=tool-input rw=harness-rewrite wr=wrapper sp=spawn sh=shell ev=eval pg=program");
+    println!("mechanisms: qc=quote-consumption rx=re-expansion tr=truncation ar=arity-change ot=other");
     Ok(0)
 }
 

@@ -133,8 +133,8 @@ fn read_call(src: &CallSource, launch: &iec_launches::Launch) -> Result<Call> {
     }
     let f = src.call_json.as_ref().expect("clap group");
     let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes)
-        .with_context(|| format!("{} is not valid JSON", f.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("{} is not valid JSON", f.display()))?;
     Ok(Call::from_json(&v)?)
 }
 
@@ -181,10 +181,7 @@ fn run(cli: Cli) -> Result<i32> {
             };
             Ok(code)
         }
-        Cmd::Launches {
-            launch_file,
-            format,
-        } => {
+        Cmd::Launches { launch_file, format } => {
             let cat = catalog(&launch_file)?;
             let list: Vec<serde_json::Value> = cat
                 .iter()

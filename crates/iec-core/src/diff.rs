@@ -35,9 +35,7 @@ fn escape(bytes: &[u8]) -> String {
                 '\t' => out.push_str("\\t"),
                 '\\' => out.push_str("\\\\"),
                 '"' => out.push_str("\\\""),
-                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                    out.push_str(&format!("\\x{:02x}", c as u32))
-                }
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
                 c => out.push(c),
             }
         }

@@ -58,9 +58,7 @@ pub fn exposure(text: &str) -> Vec<Exposure> {
         if i.contains(' ') {
             text.contains(i)
         } else {
-            words
-                .iter()
-                .any(|w| w == i || w.rsplit('/').next() == Some(i))
+            words.iter().any(|w| w == i || w.rsplit('/').next() == Some(i))
         }
     });
     if nested {
@@ -72,9 +70,7 @@ pub fn exposure(text: &str) -> Vec<Exposure> {
         || text.contains('$')
         || text.contains('%')
         || nested_quotes
-        || text
-            .chars()
-            .any(|c| c.is_control() && c != '\n' && c != '\t')
+        || text.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
     {
         out.push(Exposure::EscapeSequences);
     }
@@ -112,10 +108,7 @@ mod tests {
     #[test]
     fn classes() {
         assert_eq!(exposure("ls -la"), vec![]);
-        assert_eq!(
-            exposure("printf '%s' 'a != b'"),
-            vec![Exposure::EscapeSequences]
-        );
+        assert_eq!(exposure("printf '%s' 'a != b'"), vec![Exposure::EscapeSequences]);
         assert_eq!(
             exposure("python3 -c 'print(\"hi\")'"),
             vec![Exposure::NestedCode, Exposure::EscapeSequences]

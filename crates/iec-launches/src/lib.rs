@@ -176,11 +176,7 @@ impl Launch {
                 kind: "eval-parse",
             });
         }
-        if self
-            .snapshot
-            .as_ref()
-            .is_some_and(|s| !s.shadowed.is_empty())
-        {
+        if self.snapshot.as_ref().is_some_and(|s| !s.shadowed.is_empty()) {
             h.push(HopInfo {
                 name: "program",
                 kind: "child-argv",
@@ -253,8 +249,8 @@ impl Catalog {
 
     /// Adds (or replaces) a launch from a file.
     pub fn add_file(&mut self, path: &std::path::Path) -> Result<String, LaunchError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| LaunchError::Io(path.display().to_string(), e))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| LaunchError::Io(path.display().to_string(), e))?;
         let l = Launch::from_toml(&text)?;
         let id = l.id.clone();
         self.launches.insert(id.clone(), l);

@@ -10,8 +10,7 @@ pub const REWRITES: &[&str] = &["gemini-strip-shell-wrapper", "gemini-trim", "sp
 
 /// Placeholder values used when filling templates. They are fixed, machine-independent paths:
 /// the wrapper is parsed, never run, so only their shape matters.
-pub const SNAPSHOT_PATH: &str =
-    "/home/user/.claude/shell-snapshots/snapshot-bash-1764000000000-abc123.sh";
+pub const SNAPSHOT_PATH: &str = "/home/user/.claude/shell-snapshots/snapshot-bash-1764000000000-abc123.sh";
 /// Temporary directory placeholder.
 pub const TMP_DIR: &str = "/tmp";
 
@@ -83,9 +82,7 @@ pub fn command_substitution_outside_single_quotes(text: &str) -> Option<usize> {
             in_double = !in_double;
         } else if c == b'`' {
             return Some(i);
-        } else if (c == b'$' || (!in_double && (c == b'<' || c == b'>')))
-            && b.get(i + 1) == Some(&b'(')
-        {
+        } else if (c == b'$' || (!in_double && (c == b'<' || c == b'>'))) && b.get(i + 1) == Some(&b'(') {
             return Some(i);
         }
         i += 1;
@@ -138,13 +135,7 @@ fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
+            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
     )
 }
 
@@ -209,9 +200,7 @@ pub fn payload(kind: &str, text: &str, stdin_suffix: Option<&str>) -> Payload {
             rewritten: text.to_string(),
         },
         "claude-code-2.1.72" => {
-            use iec_shellquote::claude_code_2_1_72::{
-                build_eval_payload, PayloadPath, StdinRedirect,
-            };
+            use iec_shellquote::claude_code_2_1_72::{build_eval_payload, PayloadPath, StdinRedirect};
             let p = build_eval_payload(text);
             let mut changes = vec![];
             if p.null_redirect_rewritten {
@@ -299,26 +288,14 @@ mod tests {
 
     #[test]
     fn command_substitution() {
-        assert_eq!(
-            command_substitution_outside_single_quotes("echo '$(x)'"),
-            None
-        );
+        assert_eq!(command_substitution_outside_single_quotes("echo '$(x)'"), None);
         assert_eq!(
             command_substitution_outside_single_quotes("echo \"$(x)\""),
             Some(6)
         );
-        assert_eq!(
-            command_substitution_outside_single_quotes("echo `x`"),
-            Some(5)
-        );
-        assert_eq!(
-            command_substitution_outside_single_quotes("diff <(a) b"),
-            Some(5)
-        );
-        assert_eq!(
-            command_substitution_outside_single_quotes("echo \\$(x)"),
-            None
-        );
+        assert_eq!(command_substitution_outside_single_quotes("echo `x`"), Some(5));
+        assert_eq!(command_substitution_outside_single_quotes("diff <(a) b"), Some(5));
+        assert_eq!(command_substitution_outside_single_quotes("echo \\$(x)"), None);
     }
 
     #[test]

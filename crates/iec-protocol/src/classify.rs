@@ -33,11 +33,7 @@ pub fn mechanism(intended: &str, received: &str) -> Mechanism {
     let after = &intended[at + del.len()..];
     // An escape added before `!` or `$`: the sender protected the character from a re-expansion
     // that the receiver does not do, and the backslash stays as data.
-    if del.is_empty()
-        && !ins.is_empty()
-        && ins.bytes().all(|b| b == b'\\')
-        && after.starts_with(['!', '$'])
-    {
+    if del.is_empty() && !ins.is_empty() && ins.bytes().all(|b| b == b'\\') && after.starts_with(['!', '$']) {
         return Mechanism::ReExpansion;
     }
     if del.contains('$') || del.contains('!') || del.contains('%') {
@@ -69,47 +65,47 @@ pub fn invoked_programs(canonical: &str) -> Vec<String> {
     let mut skip_next_is_command = false;
     let bytes = canonical.as_bytes();
     let mut i = 0;
-    let flush =
-        |word: &mut String, at_command: &mut bool, out: &mut Vec<String>, skip: &mut bool| {
-            if word.is_empty() {
-                return;
-            }
-            let w = std::mem::take(word);
-            if *at_command {
-                if w.contains('=')
-                    && !w.starts_with('=')
-                    && w.split('=')
-                        .next()
-                        .unwrap()
-                        .chars()
-                        .all(|c| c.is_alphanumeric() || c == '_')
-                {
-                    return; // an assignment; the command is still to come
-                }
-                match w.as_str() {
-                    "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "{"
-                    | "}" | "fi" | "done" | "esac" | "time" | "nohup" | "exec" | "sudo" | "env"
-                    | "xargs" | "-0" | "-r" => return,
-                    "command" | "builtin" => {
-                        *at_command = false;
-                        *skip = true;
-                        return;
-                    }
-                    _ => {}
-                }
-                let name = w
-                    .rsplit('/')
+    let flush = |word: &mut String, at_command: &mut bool, out: &mut Vec<String>, skip: &mut bool| {
+        if word.is_empty() {
+            return;
+        }
+        let w = std::mem::take(word);
+        if *at_command {
+            if w.contains('=')
+                && !w.starts_with('=')
+                && w.split('=')
                     .next()
-                    .unwrap_or(&w)
-                    .trim_start_matches('\\')
-                    .to_string();
-                if !*skip {
-                    out.push(name);
-                }
-                *skip = false;
-                *at_command = false;
+                    .unwrap()
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_')
+            {
+                return; // an assignment; the command is still to come
             }
-        };
+            match w.as_str() {
+                "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "{" | "}" | "fi"
+                | "done" | "esac" | "time" | "nohup" | "exec" | "sudo" | "env" | "xargs" | "-0" | "-r" => {
+                    return
+                }
+                "command" | "builtin" => {
+                    *at_command = false;
+                    *skip = true;
+                    return;
+                }
+                _ => {}
+            }
+            let name = w
+                .rsplit('/')
+                .next()
+                .unwrap_or(&w)
+                .trim_start_matches('\\')
+                .to_string();
+            if !*skip {
+                out.push(name);
+            }
+            *skip = false;
+            *at_command = false;
+        }
+    };
     while i < bytes.len() {
         let c = bytes[i] as char;
         if in_single {
@@ -148,19 +144,9 @@ pub fn invoked_programs(canonical: &str) -> Vec<String> {
                 word.push(bytes[i + 1] as char);
                 i += 1;
             }
-            ' ' | '\t' => flush(
-                &mut word,
-                &mut at_command,
-                &mut out,
-                &mut skip_next_is_command,
-            ),
+            ' ' | '\t' => flush(&mut word, &mut at_command, &mut out, &mut skip_next_is_command),
             '\n' | ';' | '|' | '&' | '(' | ')' | '`' => {
-                flush(
-                    &mut word,
-                    &mut at_command,
-                    &mut out,
-                    &mut skip_next_is_command,
-                );
+                flush(&mut word, &mut at_command, &mut out, &mut skip_next_is_command);
                 at_command = true;
                 skip_next_is_command = false;
             }
@@ -168,12 +154,7 @@ pub fn invoked_programs(canonical: &str) -> Vec<String> {
         }
         i += 1;
     }
-    flush(
-        &mut word,
-        &mut at_command,
-        &mut out,
-        &mut skip_next_is_command,
-    );
+    flush(&mut word, &mut at_command, &mut out, &mut skip_next_is_command);
     out.retain(|w| !w.is_empty() && !w.starts_with('$'));
     out
 }
@@ -207,10 +188,7 @@ mod tests {
             invoked_programs("FOO=1 /usr/bin/find . -name '*.rs'"),
             vec!["find"]
         );
-        assert_eq!(
-            invoked_programs("command grep x; echo 'grep'"),
-            vec!["echo"]
-        );
+        assert_eq!(invoked_programs("command grep x; echo 'grep'"), vec!["echo"]);
         assert_eq!(
             invoked_programs("if true; then\n    rg x\nfi"),
             vec!["true", "rg"]

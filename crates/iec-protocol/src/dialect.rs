@@ -56,8 +56,7 @@ pub fn bash_only(text: &str) -> Option<Dialect> {
             b'$' if !dq && rest.starts_with("$'") => {
                 return Some(Dialect {
                     construct: "$'…'",
-                    effect:
-                        "a `$` followed by a single-quoted string: ANSI-C escapes are not decoded",
+                    effect: "a `$` followed by a single-quoted string: ANSI-C escapes are not decoded",
                     mechanism: Mechanism::Other,
                     silent: true,
                 });

@@ -9,10 +9,11 @@ the intended action is named, with its mechanism and whether the change will be 
 
 pub mod classify;
 mod dialect;
+pub mod gen;
 
 use iec_core::{
-    byte_diff, exposure, Call, CheckReport, FirstDivergence, HopKind, HopReport, Mechanism,
-    Verdict, WitnessKind,
+    byte_diff, exposure, Call, CheckReport, FirstDivergence, HopKind, HopReport, Mechanism, Verdict,
+    WitnessKind,
 };
 use iec_launches::{render, InputShape, Launch, ShellId};
 use iec_witness::{spawn, BashPool, Parse, WitnessError};
@@ -60,6 +61,8 @@ struct Run<'a> {
     opts: Options,
     hops: Vec<HopReport>,
     fd: Option<FirstDivergence>,
+    /// Parses already asked for in this check (a text is often parsed at several hops).
+    parsed: std::cell::RefCell<Vec<(String, Parse)>>,
 }
 
 impl Run<'_> {
@@ -96,14 +99,7 @@ impl Run<'_> {
         detail: String,
     ) {
         let hop = self.hops.len();
-        self.push(
-            name,
-            kind,
-            witness,
-            Some(false),
-            receipt,
-            Some(detail.clone()),
-        );
+        self.push(name, kind, witness, Some(false), receipt, Some(detail.clone()));
         if self.fd.is_none() {
             self.fd = Some(FirstDivergence {
                 hop,
@@ -119,18 +115,23 @@ impl Run<'_> {
         }
     }
 
+    fn parse(&self, text: &str) -> Result<Parse, CheckError> {
+        if let Some((_, p)) = self.parsed.borrow().iter().find(|(t, _)| t == text) {
+            return Ok(p.clone());
+        }
+        let p = self.pool.parse(text.as_bytes(), wants_extglob(text))?;
+        self.parsed.borrow_mut().push((text.to_string(), p.clone()));
+        Ok(p)
+    }
+
     /// Compares two bash texts by bash's own parse. `Ok(None)`: they denote the same commands;
     /// `Ok(Some(parse of received))`: they do not.
     fn same_bash(&self, intended: &str, received: &str) -> Result<Option<Parse>, CheckError> {
         if intended == received {
             return Ok(None);
         }
-        let a = self
-            .pool
-            .parse(intended.as_bytes(), wants_extglob(intended))?;
-        let b = self
-            .pool
-            .parse(received.as_bytes(), wants_extglob(received))?;
+        let a = self.parse(intended)?;
+        let b = self.parse(received)?;
         match (a.canonical(), b.canonical()) {
             (Some(x), Some(y)) if x == y => Ok(None),
             _ => Ok(Some(b)),
@@ -152,12 +153,8 @@ impl Run<'_> {
         if intended == received {
             return Ok(None);
         }
-        let a = self
-            .pool
-            .parse(intended.as_bytes(), wants_extglob(intended))?;
-        let b = self
-            .pool
-            .parse(received.as_bytes(), wants_extglob(received))?;
+        let a = self.parse(intended)?;
+        let b = self.parse(received)?;
         if let (Some(x), Some(y)) = (a.canonical(), b.canonical()) {
             let needle = format!(" {sfx}");
             if x == y || (!x.contains(&needle) && y.replacen(&needle, "", 1) == x) {
@@ -187,6 +184,7 @@ pub fn check(
         opts,
         hops: Vec::new(),
         fd: None,
+        parsed: Default::default(),
     };
     let shown = match call.input.get("command") {
         Some(Value::String(s)) => s.clone(),
@@ -213,9 +211,7 @@ pub fn check(
     // the receipt is the bound value of the tool's `command` argument.
     let intended = match (launch.input, call.input.get("command")) {
         (InputShape::String, Some(Value::String(s))) => Intended::Text(s.clone()),
-        (InputShape::Argv, Some(Value::Array(a)))
-            if a.iter().all(Value::is_string) && !a.is_empty() =>
-        {
+        (InputShape::Argv, Some(Value::Array(a))) if a.iter().all(Value::is_string) && !a.is_empty() => {
             Intended::Argv(a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
         }
         (shape, v) => {
@@ -246,7 +242,7 @@ pub fn check(
             report.attribution = Some("generation".into());
             return Ok(report);
         }
-        if let Parse::Error { message } = pool.parse(s.as_bytes(), wants_extglob(s))? {
+        if let Parse::Error { message } = run.parse(s)? {
             report.reason = Some(format!(
                 "generation: the emitted text does not parse as bash: {message}"
             ));
@@ -269,7 +265,10 @@ pub fn check(
             false,
             &text,
             "",
-            format!("the harness rejects the call before any shell runs ({} at byte {}): {}", rej.rule, rej.offset, rej.message),
+            format!(
+                "the harness rejects the call before any shell runs ({} at byte {}): {}",
+                rej.rule, rej.offset, rej.message
+            ),
         );
         return Ok(finish(run, report));
     }
@@ -443,10 +442,7 @@ fn check_text(run: &mut Run<'_>, intended: &str) -> Result<(), CheckError> {
     let payload = payload.expect("wrapper payload");
     if !w.eval {
         // The text is spliced into the wrapper: bash parses the whole wrapper.
-        match run
-            .pool
-            .parse(shell_text.as_bytes(), wants_extglob(&shell_text))?
-        {
+        match run.parse(&shell_text)? {
             Parse::Ok { canonical } => run.push(
                 "shell",
                 HopKind::ShellParse,
@@ -489,10 +485,7 @@ fn check_text(run: &mut Run<'_>, intended: &str) -> Result<(), CheckError> {
             false,
             &payload.words,
             &eval_text,
-            format!(
-                "the outer shell fails expanding the payload: {}",
-                e.diagnostics
-            ),
+            format!("the outer shell fails expanding the payload: {}", e.diagnostics),
         );
         return Ok(());
     }
@@ -533,20 +526,11 @@ fn check_text(run: &mut Run<'_>, intended: &str) -> Result<(), CheckError> {
     Ok(())
 }
 
-fn program_hop(
-    run: &mut Run<'_>,
-    intended: &str,
-    snap: &iec_launches::Snapshot,
-) -> Result<(), CheckError> {
-    let parse = run
-        .pool
-        .parse(intended.as_bytes(), wants_extglob(intended))?;
+fn program_hop(run: &mut Run<'_>, intended: &str, snap: &iec_launches::Snapshot) -> Result<(), CheckError> {
+    let parse = run.parse(intended)?;
     let canonical = parse.canonical().unwrap_or(intended);
     let programs = classify::invoked_programs(canonical);
-    let hit: Vec<&String> = programs
-        .iter()
-        .filter(|p| snap.shadowed.contains(p))
-        .collect();
+    let hit: Vec<&String> = programs.iter().filter(|p| snap.shadowed.contains(p)).collect();
     let receipt = json!({ "programs": programs, "shadowed": snap.shadowed });
     if let Some(first) = hit.first() {
         let detail = format!(
@@ -580,11 +564,7 @@ fn program_hop(
 /// The execve hop: byte-exact, but no NUL and at most `MAX_ARG_STRLEN` bytes per argument.
 fn spawn_hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError> {
     let receipt = json!({ "argv": argv });
-    if let Some((i, a)) = argv
-        .iter()
-        .enumerate()
-        .find(|(_, a)| a.len() > MAX_ARG_STRLEN)
-    {
+    if let Some((i, a)) = argv.iter().enumerate().find(|(_, a)| a.len() > MAX_ARG_STRLEN) {
         run.diverge("spawn", HopKind::ProcessInterface, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, a, "", format!("argv[{i}] is {} bytes; execve fails with E2BIG above {MAX_ARG_STRLEN} bytes per argument, nothing runs", a.len()));
         return Ok(false);
     }
@@ -722,8 +702,7 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
                     true,
                     &intended_shown,
                     &got,
-                    "sh splits and expands the joined text again: the program gets another argv"
-                        .into(),
+                    "sh splits and expands the joined text again: the program gets another argv".into(),
                 );
             } else {
                 run.push(

@@ -14,9 +14,7 @@ fn delimits(b: u8) -> bool {
 /// True when `text` contains a `}` that could be a reserved word.
 pub fn may_break_out(text: &[u8]) -> bool {
     text.iter().enumerate().any(|(i, &b)| {
-        b == b'}'
-            && (i == 0 || delimits(text[i - 1]))
-            && (i + 1 == text.len() || delimits(text[i + 1]))
+        b == b'}' && (i == 0 || delimits(text[i - 1])) && (i + 1 == text.len() || delimits(text[i + 1]))
     })
 }
 

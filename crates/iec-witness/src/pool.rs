@@ -60,7 +60,19 @@ impl BashPool {
                 return Ok(Parse::Error { message });
             }
         }
-        match self.with_server(|s| s.parse_unchecked(text, extglob))? {
+        let wrapped = match self.with_server(|s| s.parse_unchecked(text, extglob)) {
+            Ok(p) => p,
+            // bash ends a non-interactive shell on some syntax errors inside `$(` (a fatal
+            // parser error); the server is gone and a separate `bash -n` gives the verdict.
+            Err(WitnessError::Protocol(m)) if m.starts_with("witness ended early") => {
+                return Ok(match spawn::bash_n(text, extglob)? {
+                    Err(message) => Parse::Error { message },
+                    Ok(()) => Parse::EndOnly { message: m },
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        match wrapped {
             ok @ (Parse::Ok { .. } | Parse::EndOnly { .. }) => Ok(ok),
             Parse::Error { message: wrapped } => match spawn::bash_n(text, extglob)? {
                 Err(message) => Ok(Parse::Error { message }),
@@ -78,10 +90,7 @@ impl BashPool {
             let e = s.expand_words(words)?;
             if e.broke_out {
                 // Never reuse a server whose state the words may have touched.
-                return Err(WitnessError::Protocol(format!(
-                    "broke-out:{}",
-                    e.diagnostics
-                )));
+                return Err(WitnessError::Protocol(format!("broke-out:{}", e.diagnostics)));
             }
             Ok(e)
         })

@@ -175,11 +175,7 @@ impl BashServer {
         })
     }
 
-    fn request(
-        &mut self,
-        mode: char,
-        text: &[u8],
-    ) -> Result<(String, Vec<u8>, Vec<u8>), WitnessError> {
+    fn request(&mut self, mode: char, text: &[u8]) -> Result<(String, Vec<u8>, Vec<u8>), WitnessError> {
         if let Some(i) = text.iter().position(|&b| b == 0) {
             return Err(WitnessError::Nul(i));
         }
@@ -215,9 +211,7 @@ impl BashServer {
                 let canonical = s
                     .strip_prefix("__iec_f () \n{ \n")
                     .and_then(|s| s.strip_suffix("\n}\n"))
-                    .ok_or_else(|| {
-                        WitnessError::Protocol(format!("unexpected declare -f: {s:?}"))
-                    })?;
+                    .ok_or_else(|| WitnessError::Protocol(format!("unexpected declare -f: {s:?}")))?;
                 Ok(Parse::Ok {
                     canonical: canonical.to_string(),
                 })
@@ -225,17 +219,14 @@ impl BashServer {
             "ERR" => {
                 if body == b"1" {
                     return Err(WitnessError::Protocol(
-                        "a command ran during parse (guard tripped); the gate let a break-out through"
-                            .into(),
+                        "a command ran during parse (guard tripped); the gate let a break-out through".into(),
                     ));
                 }
                 Ok(Parse::Error {
                     message: String::from_utf8_lossy(&noise).trim_end().to_string(),
                 })
             }
-            other => Err(WitnessError::Protocol(format!(
-                "unexpected status {other:?}"
-            ))),
+            other => Err(WitnessError::Protocol(format!("unexpected status {other:?}"))),
         }
     }
 
@@ -248,9 +239,7 @@ impl BashServer {
             .map_err(|_| WitnessError::Protocol(format!("bad expansion status {status:?}")))?;
         let mut parts = body.split(|&b| b == 1);
         let skipped = parts.next().unwrap_or_default() == b"1";
-        let args: Vec<String> = parts
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .collect();
+        let args: Vec<String> = parts.map(|p| String::from_utf8_lossy(p).into_owned()).collect();
         let funcs = self.functions()?;
         let extra_functions = funcs.iter().any(|f| f != "__iec_rec");
         Ok(Expansion {

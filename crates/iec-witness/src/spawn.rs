@@ -36,9 +36,7 @@ pub fn bash_n(text: &[u8], extglob: bool) -> Result<Result<(), String>, WitnessE
     if out.status.success() {
         Ok(Ok(()))
     } else {
-        Ok(Err(String::from_utf8_lossy(&out.stderr)
-            .trim_end()
-            .to_string()))
+        Ok(Err(String::from_utf8_lossy(&out.stderr).trim_end().to_string()))
     }
 }
 
@@ -55,9 +53,7 @@ pub fn dash_n(text: &[u8]) -> Result<Result<(), String>, WitnessError> {
     if out.status.success() {
         Ok(Ok(()))
     } else {
-        Ok(Err(String::from_utf8_lossy(&out.stderr)
-            .trim_end()
-            .to_string()))
+        Ok(Err(String::from_utf8_lossy(&out.stderr).trim_end().to_string()))
     }
 }
 

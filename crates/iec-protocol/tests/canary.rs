@@ -1,0 +1,99 @@
+//! Check mode executes nothing. Adversarial calls — brace and `fi` break-outs, unterminated
+//! here-documents, `$(…)`, backticks, `> file`, `exec`, `kill`, aliases, `/dev/tcp` — are checked
+//! on every launch; afterwards the canary directory must be empty, no process may carry the
+//! marker, and the loopback listener must have seen no connection. Calls: IEC_CANARY_CASES
+//! (default 10000) × every launch.
+
+use iec_launches::Catalog;
+use iec_protocol::{call_for_text, check, gen, Options};
+use iec_witness::global;
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(marker) && !cmd.contains("canary") {
+                out.push(cmd);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn adversarial_calls_leave_no_trace() {
+    let n: usize = std::env::var("IEC_CANARY_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let canary = tempfile::Builder::new().prefix("iec-canary-").tempdir().unwrap();
+    let dir = canary.path().to_str().unwrap().to_string();
+    let marker = format!("IECMARK{}", std::process::id());
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let checks = AtomicUsize::new(0);
+    let cat = Catalog::builtin();
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let (cat, dir, marker, checks) = (&cat, &dir, &marker, &checks);
+            s.spawn(move || {
+                let mut r = gen::Rng::new(777 + t);
+                for _ in 0..n / 2 {
+                    let text = gen::adversarial(&mut r, dir, marker, port);
+                    for l in cat.iter() {
+                        let call = call_for_text(l, &text);
+                        check(l, &call, global(), Options::default())
+                            .unwrap_or_else(|e| panic!("{} {text:?}: {e}", l.id));
+                        checks.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let left: Vec<_> = std::fs::read_dir(canary.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "check mode left files: {left:?}");
+    let procs = processes_with(&marker);
+    assert!(procs.is_empty(), "check mode started processes: {procs:?}");
+    let mut connections = 0;
+    while listener.accept().is_ok() {
+        connections += 1;
+    }
+    assert_eq!(connections, 0, "check mode connected to the network");
+    println!(
+        "{} checks of {n} adversarial calls on {} launches: no file, no process, no connection",
+        checks.load(Ordering::Relaxed),
+        cat.iter().count()
+    );
+}
+
+/// The canary itself must be able to fail: running the same texts for real leaves traces.
+#[test]
+fn the_canary_sees_a_real_run() {
+    let canary = tempfile::Builder::new().prefix("iec-canary-").tempdir().unwrap();
+    let dir = canary.path().to_str().unwrap().to_string();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let touch = format!("/usr/bin/touch {dir}/real");
+    std::process::Command::new("bash")
+        .args(["-c", &touch])
+        .status()
+        .unwrap();
+    assert!(canary.path().join("real").exists());
+    listener.set_nonblocking(true).unwrap();
+    let tcp = format!("exec 3<>/dev/tcp/127.0.0.1/{port}");
+    std::process::Command::new("bash")
+        .args(["-c", &tcp])
+        .status()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(listener.accept().is_ok(), "a real run's connection is seen");
+}

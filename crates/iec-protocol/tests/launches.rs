@@ -1,0 +1,263 @@
+//! Launch behaviour, as a table: call × launch → verdict, hop, kind, mechanism, silence. Each row
+//! cites the fact it pins (shared spec section or observation).
+
+use iec_core::{Call, HopKind, Mechanism, Verdict};
+use iec_launches::Catalog;
+use iec_protocol::{call_for_text, check, Options};
+use iec_witness::global;
+use serde_json::json;
+
+#[derive(Debug)]
+enum Want {
+    Corresponds,
+    Diverges {
+        hop: &'static str,
+        kind: HopKind,
+        mechanism: Mechanism,
+        silent: bool,
+    },
+    Unknown,
+}
+use Want::*;
+
+fn d(hop: &'static str, kind: HopKind, mechanism: Mechanism, silent: bool) -> Want {
+    Diverges {
+        hop,
+        kind,
+        mechanism,
+        silent,
+    }
+}
+
+fn run(launch: &str, call: Call, want: Want) {
+    let cat = Catalog::builtin();
+    let l = cat.get(launch).unwrap();
+    let r = check(l, &call, global(), Options::default()).unwrap();
+    let ctx = format!(
+        "{launch} {:?}: {}",
+        call.input,
+        serde_json::to_string_pretty(&r).unwrap()
+    );
+    match want {
+        Corresponds => {
+            assert_eq!(r.verdict, Verdict::Corresponds, "{ctx}");
+            assert!(r.first_divergence.is_none());
+        }
+        Unknown => {
+            assert_eq!(r.verdict, Verdict::Unknown, "{ctx}");
+            assert!(r.reason.is_some() && r.first_divergence.is_none());
+        }
+        Diverges {
+            hop,
+            kind,
+            mechanism,
+            silent,
+        } => {
+            assert_eq!(r.verdict, Verdict::Diverges, "{ctx}");
+            let fd = r.first_divergence.as_ref().unwrap();
+            assert_eq!(
+                (fd.hop_name.as_str(), fd.kind, fd.mechanism, fd.silent),
+                (hop, kind, mechanism, silent),
+                "{ctx}"
+            );
+            assert_eq!(r.hops[fd.hop].corresponds, Some(false));
+            assert!(r.hops[..fd.hop].iter().all(|h| h.corresponds != Some(false)));
+        }
+    }
+}
+
+fn text(launch: &str, t: &str, want: Want) {
+    let cat = Catalog::builtin();
+    let call = call_for_text(cat.get(launch).unwrap(), t);
+    run(launch, call, want)
+}
+
+#[test]
+fn claude_code_2_1_72_escapes_bang_inside_quotes() {
+    // claude-code.md §7.2 (observed): 'a != b' arrives as a \!= b; silent.
+    text(
+        "claude-code-2.1.72-linux",
+        "printf '%s' 'a != b'",
+        d("eval", HopKind::EvalParse, Mechanism::ReExpansion, true),
+    );
+    text(
+        "claude-code-2.1.72-linux",
+        "argvprobe 'a != b' \"x ! y\" 'M\\\\N' '$HOME'",
+        d("eval", HopKind::EvalParse, Mechanism::ReExpansion, true),
+    );
+    // Without a single quote shell-quote takes its single-quote branch: intact (§1.4 branch 1).
+    text(
+        "claude-code-2.1.72-linux",
+        "printf \"%s\" \"a != b\"",
+        Corresponds,
+    );
+    // Heredocs are single-quoted for eval (§1.3 step 2).
+    text(
+        "claude-code-2.1.72-linux",
+        "cat <<'EOF'\nit's != ok\nEOF",
+        Corresponds,
+    );
+    // Piped commands are re-tokenised by shell-quote parse(), which empties $$ (§1.3, CC#32879).
+    text(
+        "claude-code-2.1.72-linux",
+        "echo \"PID=$$\" | cat",
+        d("wrapper", HopKind::Wrapper, Mechanism::ReExpansion, true),
+    );
+    // A stdin redirect appended as `\<` joins the last command: neutral under the contract.
+    text("claude-code-2.1.72-linux", "ls -la", Corresponds);
+    text("claude-code-2.1.72-linux", "cd /tmp && ls", Corresponds);
+}
+
+#[test]
+fn claude_code_2_1_332_single_quotes_and_rejects_control_characters() {
+    // §7.1 (observed): '!' intact; CR rejected before any shell runs (loud).
+    text("claude-code-2.1.332-linux", "printf '%s' 'a != b'", Corresponds);
+    text(
+        "claude-code-2.1.332-linux",
+        "argvprobe 'a != b' \"x ! y\" 'M\\\\N' '$HOME' $'x\\ty'",
+        Corresponds,
+    );
+    text(
+        "claude-code-2.1.332-linux",
+        "argvprobe a\r\nargvprobe b",
+        d("tool-input", HopKind::StructuredDecode, Mechanism::Other, false),
+    );
+    text("claude-code-2.1.332-linux", "cat <<'EOF'\nit's\nEOF", Corresponds);
+    // §1.7: grep, find and rg are snapshot functions (program substitution, silent).
+    text(
+        "claude-code-2.1.332-linux",
+        "grep -rlZ TODO . | xargs -0 wc -l",
+        d("program", HopKind::ChildArgv, Mechanism::Other, true),
+    );
+    text("claude-code-2.1.332-linux", "command grep -r TODO .", Corresponds);
+}
+
+#[test]
+fn control_paths() {
+    for t in [
+        "printf '%s' 'a != b'",
+        "echo \"PID=$$\" | cat",
+        "cat <<'EOF'\nx\nEOF",
+        "printf a\r\nprintf b",
+    ] {
+        text("bash-c", t, Corresponds);
+        text("goose-linux", t, Corresponds);
+        text("opencode-linux", t, Corresponds);
+    }
+    text("bash-c", "echo 'unterminated", Unknown);
+    text("bash-c", "fi", Unknown);
+    // A trailing backslash parses only at the end of input; bash -c takes it as it is.
+    text("bash-c", "echo foo \\", Corresponds);
+}
+
+#[test]
+fn dash_as_sh() {
+    // harnesses.md §17: dash has no arrays, [[, {a,b}, $'…', <<<.
+    text("sh-c", "echo hi | wc -c", Corresponds);
+    text(
+        "sh-c",
+        "a=(1 2)",
+        d("shell", HopKind::ShellParse, Mechanism::Other, false),
+    );
+    text(
+        "sh-c",
+        "cat <<< x",
+        d("shell", HopKind::ShellParse, Mechanism::Other, false),
+    );
+    text(
+        "sh-c",
+        "echo {a,b}.txt",
+        d("shell", HopKind::ShellParse, Mechanism::ArityChange, true),
+    );
+    text(
+        "sh-c",
+        "printf $'a\\tb'",
+        d("shell", HopKind::ShellParse, Mechanism::Other, true),
+    );
+    text(
+        "sh-c",
+        "[[ -n x ]] && echo y",
+        d("shell", HopKind::ShellParse, Mechanism::Other, false),
+    );
+}
+
+#[test]
+fn gemini_cli() {
+    // harnesses.md §3.2: command substitution refused (loud); bash -c wrapper stripped.
+    text(
+        "gemini-cli-linux",
+        "echo \"today $(date)\"",
+        d("tool-input", HopKind::StructuredDecode, Mechanism::Other, false),
+    );
+    text("gemini-cli-linux", "echo '$(not substituted)'", Corresponds);
+    text(
+        "gemini-cli-linux",
+        "bash -c 'echo $0 $1' x y",
+        d("harness-rewrite", HopKind::Wrapper, Mechanism::Other, true),
+    );
+    text("gemini-cli-linux", "cat <<'EOF'\nx\nEOF", Corresponds);
+    // §3.3: a trailing backslash gets a space: the last argument becomes " ".
+    text(
+        "gemini-cli-linux",
+        "echo foo \\",
+        d("harness-rewrite", HopKind::Wrapper, Mechanism::Other, true),
+    );
+    text("gemini-cli-linux", "printf '%s' 'a != b'", Corresponds);
+}
+
+#[test]
+fn argv_launches() {
+    let argv = |a: &[&str]| Call {
+        tool: "x".into(),
+        input: json!({ "command": a }),
+    };
+    run(
+        "codex-shell-linux",
+        argv(&["bash", "-lc", "printf '%s' 'a != b'"]),
+        Corresponds,
+    );
+    run(
+        "codex-shell-linux",
+        argv(&["argvprobe", "a b", "$HOME"]),
+        Corresponds,
+    );
+    run("codex-shell-linux", argv(&["bash", "-lc", "echo 'x"]), Unknown);
+    // harnesses.md §13, V17: mcp-shell-server joins argv with spaces for /bin/sh -c.
+    run("mcp-shell-server", argv(&["ls", "-la"]), Corresponds);
+    run(
+        "mcp-shell-server",
+        argv(&["echo", "a b"]),
+        d("shell", HopKind::ShellParse, Mechanism::ArityChange, true),
+    );
+    run(
+        "mcp-shell-server",
+        argv(&["echo", "$HOME"]),
+        d("shell", HopKind::ShellParse, Mechanism::ReExpansion, true),
+    );
+    run(
+        "mcp-shell-server",
+        argv(&["echo", "it's"]),
+        d("shell", HopKind::ShellParse, Mechanism::QuoteConsumption, false),
+    );
+}
+
+#[test]
+fn spawn_witness_observes_execve() {
+    let cat = Catalog::builtin();
+    let l = cat.get("bash-c").unwrap();
+    let t = "printf '%s' 'a != b' \"$HOME\"\r\ncat <<'EOF'\nx\nEOF";
+    let r = check(l, &call_for_text(l, t), global(), Options { spawn_witness: true }).unwrap();
+    assert_eq!(r.verdict, Verdict::Corresponds);
+    let spawn = r.hops.iter().find(|h| h.name == "spawn").unwrap();
+    assert_eq!(spawn.witness, iec_core::WitnessKind::Real);
+    assert_eq!(spawn.receipt["bash_execution_string"], t);
+}
+
+#[test]
+fn oversized_argument_is_refused_by_execve() {
+    text(
+        "bash-c",
+        &format!("echo {}", "a".repeat(140_000)),
+        d("spawn", HopKind::ProcessInterface, Mechanism::Truncation, false),
+    );
+}
