@@ -503,8 +503,8 @@ impl<'a> Interp<'a> {
                         Some(f) => (true, f),
                         None => (false, from),
                     };
-                    let lv = v.to_lowercase();
-                    let lf = from.to_lowercase();
+                    let lv = v.to_ascii_lowercase();
+                    let lf = from.to_ascii_lowercase();
                     if star {
                         return Some(match lv.find(&lf) {
                             Some(p) => format!("{to}{}", &v[p + from.len()..]),

@@ -92,7 +92,7 @@ pub fn win_to_posix(p: &str, root: &str) -> String {
     let norm = p.replace('\\', "/");
     let r = root.replace('\\', "/");
     let r = r.trim_end_matches('/');
-    if norm.len() >= r.len() && norm[..r.len()].eq_ignore_ascii_case(r) {
+    if norm.get(..r.len()).is_some_and(|p| p.eq_ignore_ascii_case(r)) {
         let rest = &norm[r.len()..];
         if rest.is_empty() {
             return "/".into();
