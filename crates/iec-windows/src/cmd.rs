@@ -36,6 +36,8 @@ pub struct CmdResult {
     /// The command string cmd executes (after `/C` quote stripping and the first-LF cut; for a
     /// batch line, the line itself).
     pub executes: String,
+    /// `executes` after phase 1 (percent expansion), i.e. the text phase 2 tokenises.
+    pub expanded: String,
     /// Text after the first line break was discarded.
     pub truncated: bool,
     /// The command line exceeded 8,191 characters ("The command line is too long.").
@@ -1094,6 +1096,7 @@ fn run_cmdline_inner(
         out_stack: Vec::new(),
     };
     let expanded = it.phase1_cmdline(&s);
+    res.expanded = expanded.clone();
     if utf16_len(&expanded) > CMD_MAX {
         res.too_long = true;
         res.error = true;
@@ -1131,7 +1134,8 @@ pub fn run_batch_line(line: &str, opts: &CmdOptions) -> CmdResult {
     let ctx = BatchCtx::default();
     let expanded = it.phase1_batch(line, &ctx);
     let mut res = CmdResult {
-        executes: expanded.clone(),
+        executes: line.to_string(),
+        expanded: expanded.clone(),
         delayed: opts.delayed,
         ..Default::default()
     };

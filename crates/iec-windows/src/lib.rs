@@ -220,7 +220,7 @@ fn bad_mode(m: &str, id: &str) -> Error {
 /// Runs receiver `id` on `input` and returns its JSON result.
 ///
 /// * argv receivers: `{"receiver", "mode", "argv"}` (PowerShell adds `"command_line"`);
-/// * `cmd`: `{"receiver", "mode", "executes", "truncated", "too_long", "stdout", "error",
+/// * `cmd`: `{"receiver", "mode", "executes", "expanded", "truncated", "too_long", "stdout", "error",
 ///   "delayed_expansion", "launches": [{"program", "command_line"}]}`; mode `cmdline`
 ///   (default, input = cmd.exe's command line) or `batch` (input = one batch-file line);
 /// * `msys2-pathconv`: input is a JSON string array, output `{"receiver", "argv"}`.
@@ -281,6 +281,7 @@ pub fn receive_json(
                 "receiver": "cmd",
                 "mode": mode,
                 "executes": r.executes,
+                "expanded": r.expanded,
                 "truncated": r.truncated,
                 "too_long": r.too_long,
                 "stdout": r.stdout,
