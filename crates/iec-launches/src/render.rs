@@ -215,10 +215,9 @@ pub fn payload(kind: &str, text: &str, stdin_suffix: Option<&str>) -> Payload {
             let mut designed = format!("{}{}", p.rewritten_command, suffix);
             if p.path == PayloadPath::PipeRearranged {
                 changes.push("piped command re-tokenised by shell-quote parse() and re-quoted per token, `< /dev/null` before the first |".into());
-                // The rebuilt command is single-quoted for eval; that quoting is faithful, so
-                // what the harness means eval to run is the rebuilt text itself.
-                if let Some(rebuilt) = unsingle_quote(p.payload.trim_end()) {
-                    designed = rebuilt;
+                // What the harness means eval to run is the rebuilt text itself.
+                if let Some(rebuilt) = &p.rebuilt_command {
+                    designed = rebuilt.clone();
                 }
             }
             Payload {

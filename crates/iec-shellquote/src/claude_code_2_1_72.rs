@@ -86,6 +86,10 @@ pub struct EvalPayload {
     pub path: PayloadPath,
     /// Set when `path == PipeBailout`.
     pub pipe_bailout_reason: Option<PipeBailoutReason>,
+    /// Set when `path == PipeRearranged`: the rebuilt command (tokens re-quoted, `< /dev/null`
+    /// before the first `|`) before the outer `quote()` for eval, i.e. what the harness means
+    /// eval to run.
+    pub rebuilt_command: Option<String>,
 }
 
 /// `buildExecCommand` payload for a non-sandboxed command.
@@ -100,10 +104,12 @@ pub fn build_eval_payload_with(cmd: &str, use_sandbox: bool) -> EvalPayload {
     let x = should_add_stdin_redirect(&d);
     let (mut payload, mut path, mut stdin_redirect) = quote_for_eval(&d, x);
     let mut pipe_bailout_reason = None;
+    let mut rebuilt_command = None;
     if !use_sandbox && d.contains('|') && x {
         match rearrange_pipe_command(&d) {
-            Ok(p) => {
+            Ok((p, rebuilt)) => {
                 payload = p;
+                rebuilt_command = Some(rebuilt);
                 path = PayloadPath::PipeRearranged;
                 stdin_redirect = StdinRedirect::InsidePipe;
             }
@@ -123,6 +129,7 @@ pub fn build_eval_payload_with(cmd: &str, use_sandbox: bool) -> EvalPayload {
         stdin_redirect,
         path,
         pipe_bailout_reason,
+        rebuilt_command,
     }
 }
 
@@ -534,7 +541,7 @@ fn join_continuations(a: &str) -> String {
 }
 
 /// `Zo7(A)`: `Ok(payload)` or `Err((aB6 payload, reason))`.
-fn rearrange_pipe_command(a: &str) -> Result<String, (String, PipeBailoutReason)> {
+fn rearrange_pipe_command(a: &str) -> Result<(String, String), (String, PipeBailoutReason)> {
     let bail = |r| Err((pipe_bailout(a), r));
     if a.contains('`') {
         return bail(PipeBailoutReason::Backtick);
@@ -558,7 +565,8 @@ fn rearrange_pipe_command(a: &str) -> Result<String, (String, PipeBailoutReason)
     let mut parts = requote_tokens(&tokens, 0, z);
     parts.push("< /dev/null".to_owned());
     parts.extend(requote_tokens(&tokens, z, tokens.len()));
-    Ok(quote_str(&parts.join(" ")))
+    let rebuilt = parts.join(" ");
+    Ok((quote_str(&rebuilt), rebuilt))
 }
 
 /// `sW8(A)`: object with an `op` key (operators and globs).

@@ -10,6 +10,8 @@ use std::sync::{Mutex, OnceLock};
 /// Warm bash witnesses.
 pub struct BashPool {
     idle: Mutex<Vec<BashServer>>,
+    /// A cold pool starts a new bash for every question (the naive baseline of benchmarks).
+    cold: bool,
 }
 
 /// The process-wide pool.
@@ -27,9 +29,12 @@ impl Default for BashPool {
 impl BashPool {
     /// An empty pool; servers start on first use.
     pub fn new() -> BashPool {
-        BashPool {
-            idle: Mutex::new(Vec::new()),
-        }
+        BashPool { idle: Mutex::new(Vec::new()), cold: false }
+    }
+
+    /// A pool that keeps nothing warm: every question starts (and ends) its own bash.
+    pub fn cold() -> BashPool {
+        BashPool { idle: Mutex::new(Vec::new()), cold: true }
     }
 
     fn with_server<T>(
@@ -42,7 +47,7 @@ impl BashPool {
             None => BashServer::start()?,
         };
         let out = f(&mut server);
-        if out.is_ok() {
+        if out.is_ok() && !self.cold {
             self.idle.lock().unwrap().push(server);
         }
         out
