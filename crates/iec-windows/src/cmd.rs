@@ -50,6 +50,8 @@ pub struct CmdResult {
     pub delayed: bool,
     /// External programs started, in order.
     pub launches: Vec<Launch>,
+    /// Files created or overwritten by redirections (virtual directory), in order.
+    pub files_written: Vec<String>,
 }
 
 fn utf16_len(s: &str) -> usize {
@@ -429,6 +431,7 @@ struct Interp<'a> {
     depth: usize,
     exit: bool,
     out_stack: Vec<String>,
+    written: Vec<String>,
 }
 
 fn unquote(s: &str) -> String {
@@ -723,6 +726,16 @@ impl<'a> Interp<'a> {
         if capture {
             self.out_stack.push(String::new());
         }
+        for r in redirs {
+            if !r.input && r.handle != 1 && !r.target.starts_with('&') {
+                let name = unquote(&r.target);
+                self.written.push(name.clone());
+                let e = self.files.entry(name).or_default();
+                if !r.append {
+                    e.clear();
+                }
+            }
+        }
         let text = self.delayed_expand(text);
         self.exec(&text, ctx);
         if capture {
@@ -730,6 +743,7 @@ impl<'a> Interp<'a> {
             for r in redirs {
                 if !r.input && r.handle == 1 && !r.target.starts_with('&') {
                     let name = unquote(&r.target);
+                    self.written.push(name.clone());
                     let e = self.files.entry(name).or_default();
                     if !r.append {
                         e.clear();
@@ -998,6 +1012,7 @@ impl<'a> Interp<'a> {
                 let out = r.stdout;
                 self.print(&out);
                 self.launches.extend(r.launches);
+                self.written.extend(r.files_written);
                 if r.error {
                     self.fail(1);
                 }
@@ -1094,6 +1109,7 @@ fn run_cmdline_inner(
         depth,
         exit: false,
         out_stack: Vec::new(),
+        written: Vec::new(),
     };
     let expanded = it.phase1_cmdline(&s);
     res.expanded = expanded.clone();
@@ -1109,6 +1125,7 @@ fn run_cmdline_inner(
     res.stdout = it.stdout;
     res.error = it.error;
     res.launches = it.launches;
+    res.files_written = it.written;
     res
 }
 
@@ -1130,6 +1147,7 @@ pub fn run_batch_line(line: &str, opts: &CmdOptions) -> CmdResult {
         depth: 0,
         exit: false,
         out_stack: Vec::new(),
+        written: Vec::new(),
     };
     let ctx = BatchCtx::default();
     let expanded = it.phase1_batch(line, &ctx);
@@ -1152,5 +1170,6 @@ pub fn run_batch_line(line: &str, opts: &CmdOptions) -> CmdResult {
     res.stdout = it.stdout;
     res.error = it.error;
     res.launches = it.launches;
+    res.files_written = it.written;
     res
 }

@@ -288,6 +288,7 @@ pub fn receive_json(
                 "error": r.error,
                 "delayed_expansion": r.delayed,
                 "launches": launches,
+                "files_written": r.files_written,
             }))
         }
         "powershell51-native" | "pwsh-native" => {

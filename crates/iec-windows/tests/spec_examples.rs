@@ -321,6 +321,14 @@ fn cmd_external_programs() {
     };
     let r = receive::cmd(r#"cmd /c node -e "console.log(1)" > out.txt"#, &o);
     assert_eq!(r.launches.len(), 1);
+    assert_eq!(r.files_written, v(&["out.txt"]));
+    // redirection breaks out of an unbalanced quote (BatBadBut shape) without Rust's escaping
+    let bat = CmdOptions {
+        files: files(&[("x.bat", "@a.exe %*"), ("a.exe", "")]),
+        ..Default::default()
+    };
+    let r2 = receive::cmd(r#"cmd.exe /d /c "x.bat "123">file.txt""#, &bat);
+    assert_eq!(r2.files_written, v(&["file.txt"]));
     assert_eq!(
         receive::msvcrt(&r.launches[0].command_line),
         v(&["node", "-e", "console.log(1)"])

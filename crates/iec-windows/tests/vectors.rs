@@ -157,7 +157,12 @@ fn rust_std_bat_args() {
             opts.files.insert("a.exe".into(), String::new());
             let r = receive_json("cmd", None, &opts, cl).map_err(|e| e.to_string())?;
             let launches = r["launches"].as_array().unwrap();
-            if r["error"] != json!(false) || launches.len() != 1 || r["stdout"] != json!("") {
+            let written = r["files_written"].as_array().unwrap();
+            if r["error"] != json!(false)
+                || launches.len() != 1
+                || r["stdout"] != json!("")
+                || !written.is_empty()
+            {
                 return Err(format!("{script}: cmd result {r}"));
             }
             let child = iec_windows::receive::msvcrt(launches[0]["command_line"].as_str().unwrap());
