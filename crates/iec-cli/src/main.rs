@@ -80,6 +80,43 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
+    /// Parse received bytes (stdin, UTF-8) as one Windows receiver does and print what the
+    /// program gets: `msvcrt`, `msvcrt-pre2008`, `commandlinetoargvw`, `msys2`, `msys2-pathconv`
+    /// (stdin: a JSON argv), `cmd`, `powershell51-native`, `pwsh-native`.
+    Receive {
+        receiver: String,
+        #[arg(long)]
+        mode: Option<String>,
+        /// Environment variable K=V (cmd %VAR%, MSYS settings).
+        #[arg(long = "env")]
+        env: Vec<String>,
+        /// PowerShell variable NAME=VALUE.
+        #[arg(long = "var")]
+        var: Vec<String>,
+        /// Virtual file NAME=CONTENT (cmd's current directory, MSYS2 globs and @file).
+        #[arg(long = "file")]
+        file: Vec<String>,
+        /// cmd: delayed expansion (!VAR!) on.
+        #[arg(long)]
+        delayed_expansion: bool,
+        /// MSYS2 root for path conversion (default C:/msys64).
+        #[arg(long)]
+        root: Option<String>,
+        /// PowerShell native target program (default testexe.exe).
+        #[arg(long)]
+        program: Option<String>,
+        #[arg(long, value_enum, default_value = "json")]
+        format: Format,
+    },
+    /// Render a JSON argv (stdin) into a Windows command line as one sender does: `node`,
+    /// `node-verbatim`, `rust-std`, `rust-std-bat`, `cpython`, `dotnet`, `go`, `powershell51`.
+    Render {
+        sender: String,
+        #[arg(long)]
+        mode: Option<String>,
+        #[arg(long, value_enum, default_value = "json")]
+        format: Format,
+    },
     /// The argv probe: print the argv this program received as JSON.
     Argvprobe {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -211,6 +248,64 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Cmd::Demo { format } => demo::run(format == Format::Json),
+        Cmd::Receive {
+            receiver,
+            mode,
+            env,
+            var,
+            file,
+            delayed_expansion,
+            root,
+            program,
+            format,
+        } => {
+            if !iec_windows::receiver_ids().contains(&receiver.as_str()) {
+                bail!(
+                    "unknown receiver {receiver:?}; receivers: {}",
+                    iec_windows::receiver_ids().join(", ")
+                );
+            }
+            let pairs = |v: &[String], what: &str| -> Result<Vec<(String, String)>> {
+                v.iter()
+                    .map(|kv| {
+                        kv.split_once('=')
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .with_context(|| format!("--{what} takes NAME=VALUE, got {kv:?}"))
+                    })
+                    .collect()
+            };
+            let opts = iec_windows::ReceiveOptions {
+                env: pairs(&env, "env")?,
+                ps_vars: pairs(&var, "var")?,
+                files: pairs(&file, "file")?.into_iter().collect(),
+                delayed_expansion,
+                msys2_root: root,
+                program,
+                ..Default::default()
+            };
+            let input = read_stdin_utf8()?;
+            let v = iec_windows::receive_json(&receiver, mode.as_deref(), &opts, &input)?;
+            print_value(&v, format)?;
+            Ok(if v.get("error").and_then(|e| e.as_bool()) == Some(true) {
+                1
+            } else {
+                0
+            })
+        }
+        Cmd::Render { sender, mode, format } => {
+            if !iec_windows::sender_ids().contains(&sender.as_str()) {
+                bail!(
+                    "unknown sender {sender:?}; senders: {}",
+                    iec_windows::sender_ids().join(", ")
+                );
+            }
+            let input = read_stdin_utf8()?;
+            let args: Vec<String> = serde_json::from_str(&input)
+                .context("stdin must be a JSON array of strings (the argv to render)")?;
+            let v = iec_windows::render_json(&sender, mode.as_deref(), &args);
+            print_value(&v, format)?;
+            Ok(if v.get("error").is_some() { 1 } else { 0 })
+        }
         Cmd::Argvprobe { args } => {
             println!("{}", iec_witness::argvprobe::record(&args));
             Ok(0)
@@ -218,7 +313,24 @@ fn run(cli: Cli) -> Result<i32> {
     }
 }
 
-#[allow(dead_code)]
-fn usage(msg: &str) -> Result<i32> {
-    bail!("{msg}")
+fn read_stdin_utf8() -> Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .context("cannot read stdin")?;
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "stdin is not UTF-8 (first bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+fn print_value(v: &serde_json::Value, format: Format) -> Result<()> {
+    match format {
+        Format::Json => println!("{}", serde_json::to_string(v)?),
+        Format::Text => println!("{}", serde_json::to_string_pretty(v)?),
+    }
+    Ok(())
 }

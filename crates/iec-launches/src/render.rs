@@ -80,9 +80,9 @@ pub fn command_substitution_outside_single_quotes(text: &str) -> Option<usize> {
             in_single = true;
         } else if c == b'"' {
             in_double = !in_double;
-        } else if c == b'`' {
-            return Some(i);
-        } else if (c == b'$' || (!in_double && (c == b'<' || c == b'>'))) && b.get(i + 1) == Some(&b'(') {
+        } else if c == b'`'
+            || ((c == b'$' || (!in_double && (c == b'<' || c == b'>'))) && b.get(i + 1) == Some(&b'('))
+        {
             return Some(i);
         }
         i += 1;

@@ -39,7 +39,9 @@ pub fn mechanism(intended: &str, received: &str) -> Mechanism {
     if del.contains('$') || del.contains('!') || del.contains('%') {
         return Mechanism::ReExpansion;
     }
-    if !del.is_empty() && ins.is_empty() && del.bytes().all(|b| matches!(b, b'\'' | b'"' | b'\\')) {
+    // Quote characters (or escaping backslashes) removed, nothing else changed.
+    let unquoted = |s: &str| s.replace(['\'', '"', '\\'], "");
+    if del.len() > ins.len() && unquoted(del) == unquoted(ins) {
         return Mechanism::QuoteConsumption;
     }
     if words(intended) != words(received) && del.trim().is_empty() && ins.trim().is_empty() {

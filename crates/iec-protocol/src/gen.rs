@@ -13,7 +13,7 @@ impl Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
     /// Next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
@@ -23,7 +23,7 @@ impl Rng {
     }
     /// Uniform in `0..n`.
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.next_u64() % n as u64) as usize
     }
     /// True with probability `p` percent.
     pub fn pct(&mut self, p: usize) -> bool {
@@ -105,7 +105,7 @@ fn word(r: &mut Rng) -> String {
     let parts = 1 + r.below(3);
     (0..parts)
         .map(|_| match r.below(10) {
-            0 | 1 | 2 => plain_word(r),
+            0..=2 => plain_word(r),
             3 => single_quoted(r),
             4 => double_quoted(r),
             5 => ansi_c(r),
@@ -309,7 +309,7 @@ pub fn adversarial(r: &mut Rng, canary_dir: &str, marker: &str, port: u16) -> St
         8 => format!("'; {act}; '"),
         9 => format!("\"; {act}; \""),
         10 => format!("x'\"'\"'; {act}; '\"'\"'"),
-        11 => format!("{act}"),
+        11 => act.to_string(),
         12 => format!("echo ok\r\n{act}"),
         _ => format!("printf '%s' 'a != b' && {act} | cat"),
     }

@@ -29,12 +29,18 @@ impl Default for BashPool {
 impl BashPool {
     /// An empty pool; servers start on first use.
     pub fn new() -> BashPool {
-        BashPool { idle: Mutex::new(Vec::new()), cold: false }
+        BashPool {
+            idle: Mutex::new(Vec::new()),
+            cold: false,
+        }
     }
 
     /// A pool that keeps nothing warm: every question starts (and ends) its own bash.
     pub fn cold() -> BashPool {
-        BashPool { idle: Mutex::new(Vec::new()), cold: true }
+        BashPool {
+            idle: Mutex::new(Vec::new()),
+            cold: true,
+        }
     }
 
     fn with_server<T>(
@@ -57,6 +63,16 @@ impl BashPool {
     /// function early are first checked on their own by a separate `bash -n`; texts that do not
     /// parse get bash's own `-c` diagnostic from `bash -n`.
     pub fn parse(&self, text: &[u8], extglob: bool) -> Result<Parse, WitnessError> {
+        self.parse_mode(text, extglob, true)
+    }
+
+    /// Whether bash accepts `text`, without asking for its canonical form (cheaper). An accepted
+    /// text is `Parse::Ok` with an empty canonical form, or `Parse::EndOnly`.
+    pub fn validate(&self, text: &[u8], extglob: bool) -> Result<Parse, WitnessError> {
+        self.parse_mode(text, extglob, false)
+    }
+
+    fn parse_mode(&self, text: &[u8], extglob: bool, canonical: bool) -> Result<Parse, WitnessError> {
         if let Some(i) = text.iter().position(|&b| b == 0) {
             return Err(WitnessError::Nul(i));
         }
@@ -65,7 +81,7 @@ impl BashPool {
                 return Ok(Parse::Error { message });
             }
         }
-        let wrapped = match self.with_server(|s| s.parse_unchecked(text, extglob)) {
+        let wrapped = match self.with_server(|s| s.parse_mode(text, extglob, canonical)) {
             Ok(p) => p,
             // bash ends a non-interactive shell on some syntax errors inside `$(` (a fatal
             // parser error); the server is gone and a separate `bash -n` gives the verdict.

@@ -5,64 +5,73 @@
 # empty environment and PATH, stdout and stderr on one pipe, inside a private network namespace
 # when the system allows one.
 #
-# Requests, one line each on stdin: `P FILE` parse, `X FILE` parse with extglob on,
-# `E FILE` expand words, `F` list functions. Replies: [bash diagnostics] NUL STATUS NUL BODY NUL.
+# Requests, one line each on stdin: `P FILE` parse, `X FILE` parse with extglob on, `V`/`W`
+# the same without printing,
+# `E FILE` expand words, `F` list functions. Replies: BODY-OR-DIAGNOSTICS NUL STATUS NUL, where
+# STATUS is OK (the body is `declare -f` output), ERR:SKIPPED (bash's diagnostics precede it), or
+# for E: RC:SKIPPED then SOH-separated words, NUL, `declare -F` output, NUL. Each reply ends in
+# as few writes as bash allows: every write wakes the reader.
 cd -- "$1" || exit 97
-__iec_g=0
+__iec_g_NONCE=0
 __iec_skipped=0
 __iec_rec() { __iec_args=("$@"); }
-# Skip every command while the guard is up, except the few this script runs itself. With extdebug
-# a DEBUG trap that fails skips its command; with functrace it also reaches command and process
-# substitutions. The trap uses only keywords and assignments, so no function can shadow it.
+# While the guard is up, skip every command except the few this script runs itself. With
+# extdebug a DEBUG trap that fails skips its command; with functrace it also reaches command and
+# process substitutions. The trap uses only keywords and assignments, so no function can shadow
+# it, and the commands it lets through name a per-server nonce nobody else knows. It is set only
+# around the untrusted eval: a DEBUG trap costs more than the rest of a request.
 shopt -s extdebug
 set -o functrace
-trap '[[ $__iec_g == 0 || ( $BASH_SUBSHELL == 0 && ( $BASH_COMMAND == "eval \"\$__iec_def\"" || $BASH_COMMAND == "__iec_rc=\$? __iec_g=0" || $BASH_COMMAND == "__iec_rec "* || ${FUNCNAME[0]} == __iec_rec ) ) ]] || { __iec_skipped=1; ((0)); }' DEBUG
-# Builtins that act on the world are switched off before the loop starts.
+__iec_trap='[[ $__iec_g_NONCE == 0 || ( $BASH_SUBSHELL == 0 && ( $BASH_COMMAND == "eval \"\$__iec_def_NONCE\"" || $BASH_COMMAND == "__iec_rc=\$? __iec_g_NONCE=0" || $BASH_COMMAND == "__iec_rec "* || ${FUNCNAME[0]} == __iec_rec ) ) ]] || { __iec_skipped=1; ((0)); }'
+# Builtins that act on the world are switched off before the loop starts (trap stays: the loop
+# sets and clears the guard with it).
 enable -n kill ulimit umask cd pushd popd history fc hash source . suspend logout wait disown \
   bg fg jobs mapfile readarray alias unalias bind complete compgen compopt caller times exec \
-  command builtin type trap enable
+  command builtin type enable
 set -r
 while IFS= read -r __iec_req; do
-  __iec_mode=${__iec_req:0:1}
-  __iec_file=${__iec_req:2}
   __iec_text=
-  [[ -n $__iec_file ]] && IFS= read -r -d '' __iec_text < "$__iec_file"
+  [[ ${#__iec_req} -gt 2 ]] && IFS= read -r -d '' __iec_text < "${__iec_req:2}"
   __iec_skipped=0
-  case $__iec_mode in
-  P | X)
-    unset -f __iec_f
-    [[ $__iec_mode == X ]] && shopt -s extglob
-    __iec_def="__iec_f() {
+  case ${__iec_req:0:1} in
+  P | X | V | W)
+    # P parse and print bash's canonical form; V only say whether it parses; X and W: the same
+    # with extglob on while parsing.
+    [[ ${__iec_req:0:1} == [XW] ]] && shopt -s extglob
+    __iec_def_NONCE="__iec_f() {
 $__iec_text
 }"
-    __iec_g=1
-    eval "$__iec_def"
-    __iec_rc=$? __iec_g=0
-    shopt -u extglob
+    __iec_g_NONCE=1
+    trap "$__iec_trap" DEBUG
+    eval "$__iec_def_NONCE"
+    __iec_rc=$? __iec_g_NONCE=0
+    trap - DEBUG
+    [[ ${__iec_req:0:1} == [XW] ]] && shopt -u extglob
     if [[ $__iec_rc == 0 && $__iec_skipped == 0 ]]; then
+      [[ ${__iec_req:0:1} == [PX] ]] && declare -f __iec_f
       printf '\0OK\0'
-      declare -f __iec_f
-      printf '\0'
     else
-      printf '\0ERR\0%s\0' "$__iec_skipped"
+      printf '\0ERR:%s\0' "$__iec_skipped"
     fi
-    unset -f __iec_f
     ;;
   E)
     __iec_args=()
-    __iec_def="__iec_rec $__iec_text"
-    __iec_g=1
-    eval "$__iec_def"
-    __iec_rc=$? __iec_g=0
-    printf '\0%s\0%s' "$__iec_rc" "$__iec_skipped"
+    __iec_def_NONCE="__iec_rec $__iec_text"
+    __iec_g_NONCE=1
+    trap "$__iec_trap" DEBUG
+    eval "$__iec_def_NONCE"
+    __iec_rc=$? __iec_g_NONCE=0
+    trap - DEBUG
+    printf '\0%s:%s\0' "$__iec_rc" "$__iec_skipped"
     printf '\1%s' "${__iec_args[@]}"
     printf '\0'
-    ;;
-  F)
-    printf '\0OK\0'
     declare -F
     printf '\0'
     ;;
-  *) printf '\0BAD\0\0' ;;
+  F)
+    declare -F
+    printf '\0OK\0'
+    ;;
+  *) printf '\0BAD\0' ;;
   esac
 done

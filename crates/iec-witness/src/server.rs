@@ -113,9 +113,38 @@ fn unshare_path() -> &'static str {
         .unwrap_or("unshare")
 }
 
+/// A per-server secret for the guard's variable names: the time, the pid and a counter, hashed.
+fn nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    h.write_u32(std::process::id());
+    format!("{:016x}", h.finish())
+}
+
 /// True when witness servers run without network access on this system.
 pub fn isolated_network() -> bool {
     unshare_args().is_some()
+}
+
+/// A private directory for request files, in memory (`/dev/shm`) where the system has it:
+/// a request file is rewritten for every question, and on an overlay or disk file system that
+/// costs more than the parse itself.
+pub(crate) fn private_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    let shm = std::path::Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(d) = tempfile::Builder::new().prefix(prefix).tempdir_in(shm) {
+            return Ok(d);
+        }
+    }
+    tempfile::Builder::new().prefix(prefix).tempdir()
 }
 
 /// The bash program used by witnesses: `IEC_BASH` or `bash` from the usual places.
@@ -134,7 +163,7 @@ pub fn bash_path() -> PathBuf {
 impl BashServer {
     /// Starts a witness process in a fresh private directory.
     pub fn start() -> Result<BashServer, WitnessError> {
-        let dir = tempfile::Builder::new().prefix("iec-witness-").tempdir()?;
+        let dir = private_dir("iec-witness-")?;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
         let bash = bash_path();
         let mut cmd = match unshare_args() {
@@ -145,7 +174,8 @@ impl BashServer {
             }
             None => Command::new(&bash),
         };
-        cmd.args(["--noprofile", "--norc", "-c", SCRIPT, "iec-witness"])
+        let script = SCRIPT.replace("NONCE", &nonce());
+        cmd.args(["--noprofile", "--norc", "-c", &script, "iec-witness"])
             .arg(dir.path())
             .env_clear()
             .env("PATH", "")
@@ -175,17 +205,21 @@ impl BashServer {
         })
     }
 
-    fn request(&mut self, mode: char, text: &[u8]) -> Result<(String, Vec<u8>, Vec<u8>), WitnessError> {
+    /// Sends one request; returns (body or diagnostics, status).
+    fn request(&mut self, mode: char, text: &[u8]) -> Result<(Vec<u8>, String), WitnessError> {
         if let Some(i) = text.iter().position(|&b| b == 0) {
             return Err(WitnessError::Nul(i));
         }
         std::fs::write(&self.req_file, text)?;
-        writeln!(self.stdin, "{mode} {}", self.req_file.display())?;
+        // The server runs in its directory: the short relative name keeps bash's byte-by-byte
+        // read of the request line short.
+        let line = format!("{mode} request\n");
+        self.stdin
+            .write_all(if mode == 'F' { b"F\n" } else { line.as_bytes() })?;
         self.stdin.flush()?;
-        let noise = self.read_field()?;
-        let status = self.read_field()?;
         let body = self.read_field()?;
-        Ok((String::from_utf8_lossy(&status).into_owned(), body, noise))
+        let status = self.read_field()?;
+        Ok((body, String::from_utf8_lossy(&status).into_owned()))
     }
 
     fn read_field(&mut self) -> Result<Vec<u8>, WitnessError> {
@@ -204,8 +238,23 @@ impl BashServer {
     /// Parses `text` as bash would, never running it. The caller must have passed the text
     /// through [`crate::gate`] (see [`crate::BashPool::parse`], which does).
     pub fn parse_unchecked(&mut self, text: &[u8], extglob: bool) -> Result<Parse, WitnessError> {
-        let (status, body, noise) = self.request(if extglob { 'X' } else { 'P' }, text)?;
+        self.parse_mode(text, extglob, true)
+    }
+
+    /// As [`BashServer::parse_unchecked`]; without `canonical` bash does not print the form and
+    /// [`Parse::Ok`] carries an empty one (a cheaper "does it parse?").
+    pub fn parse_mode(&mut self, text: &[u8], extglob: bool, canonical: bool) -> Result<Parse, WitnessError> {
+        let mode = match (extglob, canonical) {
+            (false, true) => 'P',
+            (true, true) => 'X',
+            (false, false) => 'V',
+            (true, false) => 'W',
+        };
+        let (body, status) = self.request(mode, text)?;
         match status.as_str() {
+            "OK" if !canonical => Ok(Parse::Ok {
+                canonical: String::new(),
+            }),
             "OK" => {
                 let s = String::from_utf8_lossy(&body);
                 let canonical = s
@@ -216,16 +265,12 @@ impl BashServer {
                     canonical: canonical.to_string(),
                 })
             }
-            "ERR" => {
-                if body == b"1" {
-                    return Err(WitnessError::Protocol(
-                        "a command ran during parse (guard tripped); the gate let a break-out through".into(),
-                    ));
-                }
-                Ok(Parse::Error {
-                    message: String::from_utf8_lossy(&noise).trim_end().to_string(),
-                })
-            }
+            "ERR:1" => Err(WitnessError::Protocol(
+                "a command ran during parse (guard tripped); the gate let a break-out through".into(),
+            )),
+            "ERR:0" => Ok(Parse::Error {
+                message: String::from_utf8_lossy(&body).trim_end().to_string(),
+            }),
             other => Err(WitnessError::Protocol(format!("unexpected status {other:?}"))),
         }
     }
@@ -233,26 +278,34 @@ impl BashServer {
     /// Expands `words` (harness-rendered shell words) the way the outer shell would before
     /// handing them to a command such as `eval`, with every command skipped.
     pub fn expand_words(&mut self, words: &[u8]) -> Result<Expansion, WitnessError> {
-        let (status, body, noise) = self.request('E', words)?;
-        let status: i32 = status
+        let (noise, status) = self.request('E', words)?;
+        let (rc, skipped) = status
+            .split_once(':')
+            .ok_or_else(|| WitnessError::Protocol(format!("bad expansion status {status:?}")))?;
+        let status: i32 = rc
             .parse()
-            .map_err(|_| WitnessError::Protocol(format!("bad expansion status {status:?}")))?;
-        let mut parts = body.split(|&b| b == 1);
-        let skipped = parts.next().unwrap_or_default() == b"1";
-        let args: Vec<String> = parts.map(|p| String::from_utf8_lossy(p).into_owned()).collect();
-        let funcs = self.functions()?;
-        let extra_functions = funcs.iter().any(|f| f != "__iec_rec");
+            .map_err(|_| WitnessError::Protocol(format!("bad expansion status {rc:?}")))?;
+        let body = self.read_field()?;
+        let funcs = self.read_field()?;
+        let args: Vec<String> = body
+            .split(|&b| b == 1)
+            .skip(1)
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect();
+        let extra_functions = String::from_utf8_lossy(&funcs)
+            .lines()
+            .any(|l| l != "declare -f __iec_rec" && l != "declare -f __iec_f");
         Ok(Expansion {
             args,
             status,
             diagnostics: String::from_utf8_lossy(&noise).trim_end().to_string(),
-            broke_out: skipped || extra_functions,
+            broke_out: skipped == "1" || extra_functions,
         })
     }
 
     /// The functions defined in the server (only its own, unless something went wrong).
     pub fn functions(&mut self) -> Result<Vec<String>, WitnessError> {
-        let (_, body, _) = self.request('F', b"")?;
+        let (body, _) = self.request('F', b"")?;
         Ok(String::from_utf8_lossy(&body)
             .lines()
             .filter_map(|l| l.strip_prefix("declare -f ").map(str::to_string))

@@ -1,0 +1,106 @@
+//! The witness server itself: canonical forms come from bash, and its guard stops commands even
+//! when the break-out gate is bypassed on purpose.
+
+use iec_witness::{BashPool, BashServer, Parse};
+
+#[test]
+fn canonical_form_erases_formatting_and_keeps_bytes() {
+    let pool = BashPool::new();
+    let a = pool.parse(b"echo   a;b\t'c d'", false).unwrap();
+    let b = pool.parse(b"echo a\nb 'c d'", false).unwrap();
+    assert_eq!(a.canonical(), b.canonical());
+    assert_eq!(a.canonical().unwrap(), "    echo a;\n    b 'c d'");
+    // A CR is a byte bash keeps inside the word.
+    let c = pool.parse(b"echo a\r", false).unwrap();
+    assert_ne!(c.canonical(), pool.parse(b"echo a", false).unwrap().canonical());
+    // Heredoc bodies are part of the canonical form.
+    let h1 = pool.parse(b"cat <<'E'\nx $y\nE", false).unwrap();
+    let h2 = pool.parse(b"cat <<'E'\nx $z\nE", false).unwrap();
+    assert_ne!(h1.canonical(), h2.canonical());
+    // ANSI-C quoting is decoded by bash's parser.
+    let q1 = pool.parse(b"printf $'a\\tb'", false).unwrap();
+    let q2 = pool.parse(b"printf 'a\tb'", false).unwrap();
+    assert_eq!(q1.canonical(), q2.canonical());
+}
+
+#[test]
+fn errors_and_end_only_texts() {
+    let pool = BashPool::new();
+    match pool.parse(b"echo 'x", false).unwrap() {
+        Parse::Error { message } => assert!(message.contains("unexpected EOF"), "{message}"),
+        p => panic!("{p:?}"),
+    }
+    assert!(matches!(
+        pool.parse(b"cat <<EOF\nbody", false).unwrap(),
+        Parse::EndOnly { .. }
+    ));
+    assert!(matches!(
+        pool.parse(b"echo \\", false).unwrap(),
+        Parse::EndOnly { .. }
+    ));
+    // extglob patterns parse only with extglob on.
+    assert!(matches!(
+        pool.parse(b"echo @(a|b)", false).unwrap(),
+        Parse::Error { .. }
+    ));
+    assert!(matches!(
+        pool.parse(b"echo @(a|b)", true).unwrap(),
+        Parse::Ok { .. }
+    ));
+}
+
+#[test]
+fn guard_skips_commands_when_the_gate_is_bypassed() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("pwned");
+    let mut s = BashServer::start().unwrap();
+    let text = format!("x\n}}\n/usr/bin/touch {}\n{{ :", f.display());
+    let r = s.parse_unchecked(text.as_bytes(), false);
+    assert!(r.is_err(), "the guard reports the skipped command: {r:?}");
+    let mut s = BashServer::start().unwrap();
+    let e = s
+        .expand_words(format!("'a'; /usr/bin/touch {}; 'b'", f.display()).as_bytes())
+        .unwrap();
+    assert!(e.broke_out);
+    let e2 = s
+        .expand_words(format!("\"$(/usr/bin/touch {})\" x", f.display()).as_bytes())
+        .unwrap();
+    assert_eq!(e2.args, vec!["", "x"], "the command substitution ran nothing");
+    assert!(!f.exists(), "nothing ran");
+}
+
+#[test]
+fn expansion_hands_eval_what_the_outer_shell_would() {
+    let pool = BashPool::new();
+    let e = pool
+        .expand_words(br#""printf '%s' 'a \!= b'" \< /dev/null"#)
+        .unwrap();
+    assert_eq!(e.args, vec!["printf '%s' 'a \\!= b'", "<", "/dev/null"]);
+    let e = pool.expand_words(br#"'it'"'"'s' "\$HOME" \$x"#).unwrap();
+    assert_eq!(e.args, vec!["it's", "$HOME", "$x"]);
+}
+
+#[test]
+fn server_runs_without_network_and_in_an_empty_directory() {
+    let mut s = BashServer::start().unwrap();
+    let _ = s.parse_unchecked(b"echo hi", false).unwrap();
+    let names: Vec<_> = std::fs::read_dir(s.dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("request")]);
+    assert_eq!(
+        s.functions().unwrap(),
+        vec!["__iec_f".to_string(), "__iec_rec".to_string()]
+    );
+    if iec_witness::isolated_network() {
+        let pid = s.pid();
+        let own = std::fs::read_link("/proc/self/ns/net").unwrap();
+        // The server is unshare's child (unshare execs bash, so the pid is bash's).
+        let theirs = std::fs::read_link(format!("/proc/{pid}/ns/net")).unwrap();
+        assert_ne!(own, theirs, "witness shares the test's network namespace");
+    } else {
+        println!("SKIPPED network-namespace assertion: unshare is not permitted here");
+    }
+}
