@@ -38,15 +38,35 @@ pub enum CheckError {
     Witness(#[from] WitnessError),
 }
 
-/// Builds the call an agent on this launch would emit for a command text.
+/// Builds the call an agent on this launch would emit for a command text. For argv tools, a
+/// text of plain words (no operators, expansions, globs or comments) becomes those words, as a
+/// model would write it; any other text becomes the usual `["bash", "-lc", TEXT]`.
 pub fn call_for_text(launch: &Launch, text: &str) -> Call {
     match launch.input {
         InputShape::String => Call::command(&launch.tool, text),
-        InputShape::Argv => Call {
-            tool: launch.tool.clone(),
-            input: json!({ "command": ["bash", "-lc", text] }),
-        },
+        InputShape::Argv => {
+            let argv = plain_words(text).unwrap_or_else(|| vec!["bash".into(), "-lc".into(), text.into()]);
+            Call {
+                tool: launch.tool.clone(),
+                input: json!({ "command": argv }),
+            }
+        }
     }
+}
+
+fn plain_words(text: &str) -> Option<Vec<String>> {
+    if text.contains(['$', '`', '\n', '\r']) {
+        return None;
+    }
+    let tokens = iec_shellquote::parse_no_env(text).ok()?;
+    let words: Option<Vec<String>> = tokens
+        .into_iter()
+        .map(|t| match t {
+            iec_shellquote::Token::Str(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    words.filter(|w| !w.is_empty())
 }
 
 /// What the call means under its tool contract.
@@ -698,7 +718,10 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
                 );
                 return Ok(());
             }
-            let e = run.pool.expand_words(joined.as_bytes())?;
+            // What dash hands the program: bash's word expansion with brace expansion off
+            // stands in for dash's (quotes, parameters and field splitting agree; `$'…'` does
+            // not, and is rare in an argv).
+            let e = run.pool.expand_words_as(joined.as_bytes(), true)?;
             let got = serde_json::to_string(&e.args).unwrap();
             let receipt = json!({ "text": joined, "argv": e.args });
             if e.broke_out || e.args != argv {

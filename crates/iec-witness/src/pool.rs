@@ -107,8 +107,14 @@ impl BashPool {
     /// Expands harness-rendered `words` as the outer shell would (see
     /// [`BashServer::expand_words`]).
     pub fn expand_words(&self, words: &[u8]) -> Result<Expansion, WitnessError> {
+        self.expand_words_as(words, false)
+    }
+
+    /// As [`BashPool::expand_words`], with dash's word rules where bash can follow them (see
+    /// [`BashServer::expand_words_as`]).
+    pub fn expand_words_as(&self, words: &[u8], posix_words: bool) -> Result<Expansion, WitnessError> {
         self.with_server(|s| {
-            let e = s.expand_words(words)?;
+            let e = s.expand_words_as(words, posix_words)?;
             if e.broke_out {
                 // Never reuse a server whose state the words may have touched.
                 return Err(WitnessError::Protocol(format!("broke-out:{}", e.diagnostics)));

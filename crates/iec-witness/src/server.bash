@@ -54,7 +54,9 @@ $__iec_text
       printf '\0ERR:%s\0' "$__iec_skipped"
     fi
     ;;
-  E)
+  E | D)
+    # E expands words as bash does; D as close to dash as bash gets (no brace expansion).
+    [[ ${__iec_req:0:1} == D ]] && set +B
     __iec_args=()
     __iec_def_NONCE="__iec_rec $__iec_text"
     __iec_g_NONCE=1
@@ -62,6 +64,7 @@ $__iec_text
     eval "$__iec_def_NONCE"
     __iec_rc=$? __iec_g_NONCE=0
     trap - DEBUG
+    set -B
     printf '\0%s:%s\0' "$__iec_rc" "$__iec_skipped"
     printf '\1%s' "${__iec_args[@]}"
     printf '\0'

@@ -278,7 +278,13 @@ impl BashServer {
     /// Expands `words` (harness-rendered shell words) the way the outer shell would before
     /// handing them to a command such as `eval`, with every command skipped.
     pub fn expand_words(&mut self, words: &[u8]) -> Result<Expansion, WitnessError> {
-        let (noise, status) = self.request('E', words)?;
+        self.expand_words_as(words, false)
+    }
+
+    /// As [`BashServer::expand_words`]; with `posix_words` brace expansion is off, as in dash
+    /// (bash stands in for dash's word expansion: quotes, parameters, field splitting agree).
+    pub fn expand_words_as(&mut self, words: &[u8], posix_words: bool) -> Result<Expansion, WitnessError> {
+        let (noise, status) = self.request(if posix_words { 'D' } else { 'E' }, words)?;
         let (rc, skipped) = status
             .split_once(':')
             .ok_or_else(|| WitnessError::Protocol(format!("bad expansion status {status:?}")))?;
