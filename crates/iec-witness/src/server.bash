@@ -5,9 +5,10 @@
 # empty environment and PATH, stdout and stderr on one pipe, inside a private network namespace
 # when the system allows one.
 #
-# Requests, one line each on stdin: `P FILE` parse, `X FILE` parse with extglob on, `V`/`W`
-# the same without printing,
-# `E FILE` expand words, `F` list functions. Replies: BODY-OR-DIAGNOSTICS NUL STATUS NUL, where
+# Requests, one line each on stdin, naming what to do with the request file `req-NONCE` that the
+# caller wrote: `P` it holds `__iec_f() {⏎TEXT⏎}`: parse and print; `X` the same with extglob on;
+# `V`/`W` the same without printing; `E` it holds `__iec_rec WORDS`: expand the words; `D` the
+# same with dash's word rules; `F` list functions. Replies: BODY-OR-DIAGNOSTICS NUL STATUS NUL, where
 # STATUS is OK (the body is `declare -f` output), ERR:SKIPPED (bash's diagnostics precede it), or
 # for E: RC:SKIPPED then SOH-separated words, NUL, `declare -F` output, NUL. Each reply ends in
 # as few writes as bash allows: every write wakes the reader.
@@ -22,28 +23,25 @@ __iec_rec() { __iec_args=("$@"); }
 # around the untrusted eval: a DEBUG trap costs more than the rest of a request.
 shopt -s extdebug
 set -o functrace
-__iec_trap='[[ $__iec_g_NONCE == 0 || ( $BASH_SUBSHELL == 0 && ( $BASH_COMMAND == "eval \"\$__iec_def_NONCE\"" || $BASH_COMMAND == "__iec_rc=\$? __iec_g_NONCE=0" || $BASH_COMMAND == "__iec_rec "* || ${FUNCNAME[0]} == __iec_rec ) ) ]] || { __iec_skipped=1; ((0)); }'
+__iec_trap='[[ $__iec_g_NONCE == 0 || ( $BASH_SUBSHELL == 0 && ( $BASH_COMMAND == "source req-NONCE" || $BASH_COMMAND == "__iec_rc=\$? __iec_g_NONCE=0" || $BASH_COMMAND == "__iec_rec "* || ${FUNCNAME[0]} == __iec_rec ) ) ]] || { __iec_skipped=1; ((0)); }'
 # Builtins that act on the world are switched off before the loop starts (trap stays: the loop
-# sets and clears the guard with it).
-enable -n kill ulimit umask cd pushd popd history fc hash source . suspend logout wait disown \
+# sets and clears the guard with it; source stays: it reads the request file, which bash parses
+# faster than a string handed to eval).
+shopt -u sourcepath
+enable -n kill ulimit umask cd pushd popd history fc hash . suspend logout wait disown \
   bg fg jobs mapfile readarray alias unalias bind complete compgen compopt caller times exec \
   command builtin type enable
 set -r
 while IFS= read -r __iec_req; do
-  __iec_text=
-  [[ ${#__iec_req} -gt 2 ]] && IFS= read -r -d '' __iec_text < "${__iec_req:2}"
   __iec_skipped=0
   case ${__iec_req:0:1} in
   P | X | V | W)
     # P parse and print bash's canonical form; V only say whether it parses; X and W: the same
     # with extglob on while parsing.
     [[ ${__iec_req:0:1} == [XW] ]] && shopt -s extglob
-    __iec_def_NONCE="__iec_f() {
-$__iec_text
-}"
     __iec_g_NONCE=1
     trap "$__iec_trap" DEBUG
-    eval "$__iec_def_NONCE"
+    source req-NONCE
     __iec_rc=$? __iec_g_NONCE=0
     trap - DEBUG
     [[ ${__iec_req:0:1} == [XW] ]] && shopt -u extglob
@@ -58,10 +56,9 @@ $__iec_text
     # E expands words as bash does; D as close to dash as bash gets (no brace expansion).
     [[ ${__iec_req:0:1} == D ]] && set +B
     __iec_args=()
-    __iec_def_NONCE="__iec_rec $__iec_text"
     __iec_g_NONCE=1
     trap "$__iec_trap" DEBUG
-    eval "$__iec_def_NONCE"
+    source req-NONCE
     __iec_rc=$? __iec_g_NONCE=0
     trap - DEBUG
     set -B

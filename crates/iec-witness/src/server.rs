@@ -67,6 +67,8 @@ pub struct BashServer {
     stdout: BufReader<PipeReader>,
     dir: tempfile::TempDir,
     req_file: PathBuf,
+    /// Reused buffer for the request file.
+    buf: Vec<u8>,
 }
 
 /// Whether this system lets us start the witness without network (`unshare -n`), probed once.
@@ -174,7 +176,8 @@ impl BashServer {
             }
             None => Command::new(&bash),
         };
-        let script = SCRIPT.replace("NONCE", &nonce());
+        let nonce = nonce();
+        let script = SCRIPT.replace("NONCE", &nonce);
         cmd.args(["--noprofile", "--norc", "-c", &script, "iec-witness"])
             .arg(dir.path())
             .env_clear()
@@ -194,7 +197,7 @@ impl BashServer {
         })?;
         drop(cmd);
         let stdin = child.stdin.take().expect("piped stdin");
-        let req_file = dir.path().join("request");
+        let req_file = dir.path().join(format!("req-{nonce}"));
         let stdout = BufReader::with_capacity(1 << 16, reader);
         Ok(BashServer {
             child,
@@ -202,6 +205,7 @@ impl BashServer {
             stdout,
             dir,
             req_file,
+            buf: Vec::new(),
         })
     }
 
@@ -210,12 +214,25 @@ impl BashServer {
         if let Some(i) = text.iter().position(|&b| b == 0) {
             return Err(WitnessError::Nul(i));
         }
-        std::fs::write(&self.req_file, text)?;
-        // The server runs in its directory: the short relative name keeps bash's byte-by-byte
-        // read of the request line short.
-        let line = format!("{mode} request\n");
-        self.stdin
-            .write_all(if mode == 'F' { b"F\n" } else { line.as_bytes() })?;
+        // The request file holds what bash sources: the text wrapped as a function body, or the
+        // words as arguments of the recorder.
+        self.buf.clear();
+        match mode {
+            'P' | 'X' | 'V' | 'W' => {
+                self.buf.extend_from_slice(b"__iec_f() {\n");
+                self.buf.extend_from_slice(text);
+                self.buf.extend_from_slice(b"\n}");
+            }
+            'E' | 'D' => {
+                self.buf.extend_from_slice(b"__iec_rec ");
+                self.buf.extend_from_slice(text);
+            }
+            _ => {}
+        }
+        if mode != 'F' {
+            std::fs::write(&self.req_file, &self.buf)?;
+        }
+        self.stdin.write_all(&[mode as u8, b'\n'])?;
         self.stdin.flush()?;
         let body = self.read_field()?;
         let status = self.read_field()?;
