@@ -1,0 +1,32 @@
+//! The launch files' wrapper templates reproduce the harness code they cite.
+
+use iec_launches::{render, Catalog};
+
+#[test]
+fn claude_code_2_1_72_template_matches_the_cli_js_port() {
+    let cat = Catalog::builtin();
+    let l = cat.get("claude-code-2.1.72-linux").unwrap();
+    let w = l.wrapper.as_ref().unwrap();
+    for cmd in ["ls", "printf '%s' 'a != b'", "echo \"PID=$$\" | cat", "cat <<'EOF'\nx\nEOF", "a\nb", "echo >nul"] {
+        let p = render::payload(&w.payload, cmd, w.stdin_suffix.as_deref());
+        let ours = render::fill(&w.template, &p.words);
+        let port = iec_shellquote::claude_code_2_1_72::wrapper(
+            Some(render::SNAPSHOT_PATH),
+            &format!("{}/claude-0a1b-cwd", render::TMP_DIR),
+            cmd,
+        );
+        assert_eq!(ours, port, "{cmd:?}");
+    }
+}
+
+#[test]
+fn every_builtin_launch_loads_and_lists_hops() {
+    let cat = Catalog::builtin();
+    assert_eq!(cat.iter().count(), 11);
+    for l in cat.iter() {
+        let hops = l.hops();
+        assert_eq!(hops[0].name, "tool-input");
+        assert!(hops.iter().any(|h| h.kind == "shell-parse"), "{}", l.id);
+        assert!(!l.source.is_empty());
+    }
+}
