@@ -914,7 +914,10 @@ impl<'a> Interp<'a> {
             return;
         }
         let a = a[2..].trim_start();
-        let (Some(open), Some(close)) = (a.find('('), a.find(')')) else {
+        // The set's `)` is the first one after its `(` (a `)` before it is a syntax error).
+        let open = a.find('(');
+        let close = open.and_then(|o| a[o + 1..].find(')').map(|i| o + 1 + i));
+        let (Some(open), Some(close)) = (open, close) else {
             self.fail(1);
             return;
         };

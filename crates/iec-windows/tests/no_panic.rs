@@ -111,3 +111,13 @@ fn receivers_and_senders_never_panic() {
         })
         .unwrap();
 }
+
+/// Found by `cargo fuzz` (fuzz/regressions/windows_receivers): a `)` before the `(` of a
+/// `for /L` set sliced backwards.
+#[test]
+fn for_l_with_closing_paren_first_fails_instead_of_panicking() {
+    for input in [" /cfor/L%%in)(", "cmd /c for /L %i in )( do echo"] {
+        let r = iec_windows::receive::cmd(input, &Default::default());
+        assert!(r.error, "{input:?} should be a cmd error");
+    }
+}
