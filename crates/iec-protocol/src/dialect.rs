@@ -38,6 +38,10 @@ pub fn bash_only(text: &str) -> Option<Dialect> {
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
+        if !text.is_char_boundary(i) {
+            i += 1;
+            continue;
+        }
         let rest = &text[i..];
         if sq {
             if c == b'\'' {
