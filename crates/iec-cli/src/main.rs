@@ -1,6 +1,7 @@
 //! `iec`: does a tool call execute as intended? A thin front end over the iec crates.
 
 mod demo;
+mod hook;
 mod text;
 
 use anyhow::{bail, Context, Result};
@@ -67,6 +68,33 @@ enum Cmd {
         format: Format,
         #[arg(long, value_enum, default_value = "warm")]
         witness: WitnessMode,
+    },
+    /// Repair a call for a launch (IntAct): deliver it unchanged, deliver a verified rendering,
+    /// or refuse. Exit 0 deliver, 4 refuse, 2 error.
+    Repair {
+        /// Launch id.
+        #[arg(long)]
+        launch: String,
+        #[command(flatten)]
+        source: CallSource,
+        #[arg(long)]
+        launch_file: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// A hook for an agent harness. `iec hook claude-code` reads a PreToolUse document on stdin
+    /// and answers as the Claude Code hooks API expects: nothing when the call corresponds,
+    /// `allow` with `updatedInput` when repaired, `deny` with a reason when refused. An internal
+    /// failure is reported on stderr and the call is left to the user's configuration (exit 0,
+    /// no output: the hook fails open).
+    Hook {
+        #[arg(value_parser = ["claude-code"])]
+        harness: String,
+        /// The launch to repair for.
+        #[arg(long, default_value = "claude-code-2.1.332-linux")]
+        launch: String,
+        #[arg(long)]
+        launch_file: Vec<PathBuf>,
     },
     /// List the launches.
     Launches {
@@ -145,7 +173,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn catalog(files: &[PathBuf]) -> Result<Catalog> {
+pub(crate) fn catalog(files: &[PathBuf]) -> Result<Catalog> {
     let mut c = Catalog::builtin();
     for f in files {
         c.add_file(f)?;
@@ -218,6 +246,51 @@ fn run(cli: Cli) -> Result<i32> {
             };
             Ok(code)
         }
+        Cmd::Repair {
+            launch,
+            source,
+            launch_file,
+            format,
+        } => {
+            let cat = catalog(&launch_file)?;
+            let l = cat.get(&launch)?;
+            let call = read_call(&source, l)?;
+            let out = iec_repair::repair(l, &call, iec_witness::global())?;
+            let mut v = serde_json::to_value(&out)?;
+            v.as_object_mut()
+                .unwrap()
+                .insert("launch".into(), serde_json::Value::String(l.id.clone()));
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&v)?),
+                Format::Text => match &out {
+                    iec_repair::Outcome::Deliver { repaired: false, .. } => {
+                        println!("{}: deliver unchanged (corresponds)", l.id)
+                    }
+                    iec_repair::Outcome::Deliver {
+                        hop, rendering, call, ..
+                    } => println!(
+                        "{}: deliver repaired ({} at hop {})\n  {}",
+                        l.id,
+                        rendering.as_deref().unwrap_or(""),
+                        hop.as_deref().unwrap_or(""),
+                        call["command"].as_str().unwrap_or("")
+                    ),
+                    iec_repair::Outcome::Refuse { hop, reason } => {
+                        println!("{}: refuse (hop {hop})\n  {reason}", l.id)
+                    }
+                },
+            }
+            Ok(if matches!(out, iec_repair::Outcome::Refuse { .. }) {
+                4
+            } else {
+                0
+            })
+        }
+        Cmd::Hook {
+            harness: _,
+            launch,
+            launch_file,
+        } => Ok(hook::claude_code(&launch, &launch_file)),
         Cmd::Launches { launch_file, format } => {
             let cat = catalog(&launch_file)?;
             let list: Vec<serde_json::Value> = cat

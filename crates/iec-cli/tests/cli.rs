@@ -320,3 +320,128 @@ fn demo_runs_on_defaults() {
     assert_eq!(on("claude-code-2.1.332-linux"), "corresponds");
     assert_eq!(on("bash-c"), "corresponds");
 }
+
+#[test]
+fn repair_exit_codes_and_json() {
+    let (code, out, _) = iec(
+        &[
+            "repair",
+            "--launch",
+            "claude-code-2.1.72-linux",
+            "--command",
+            "printf '%s' 'a != b'",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0);
+    let v = json(&out);
+    assert_eq!(
+        (v["action"].as_str(), v["repaired"].as_bool(), v["hop"].as_str()),
+        (Some("deliver"), Some(true), Some("eval"))
+    );
+    assert_eq!(v["check"]["verdict"], "corresponds");
+    // The delivered call checks as corresponding on the same launch.
+    let cmd = v["call"]["command"].as_str().unwrap();
+    let (code, out, _) = iec(
+        &[
+            "check",
+            "--launch",
+            "claude-code-2.1.72-linux",
+            "--command",
+            cmd,
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{out}");
+
+    let (code, out, _) = iec(
+        &[
+            "repair",
+            "--launch",
+            "bash-c",
+            "--command",
+            "ls",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"launch": "bash-c", "action": "deliver", "repaired": false, "call": {"command": "ls"}})
+    );
+
+    let (code, out, _) = iec(
+        &[
+            "repair",
+            "--launch",
+            "gemini-cli-linux",
+            "--command",
+            "echo $(date)",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(code, 4);
+    let v = json(&out);
+    assert_eq!(v["action"], "refuse");
+    assert_eq!(v["hop"], "tool-input");
+    assert!(v["reason"].as_str().unwrap().contains("command substitution"));
+}
+
+#[test]
+fn claude_code_hook_answers_per_the_hooks_api() {
+    let pre = |cmd: &str| {
+        serde_json::json!({
+            "session_id": "abc", "transcript_path": "/x.jsonl", "cwd": "/", "permission_mode": "default",
+            "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": cmd, "description": "d", "timeout": 120000}, "tool_use_id": "toolu_1"
+        })
+        .to_string()
+    };
+    // Corresponds: nothing, exit 0.
+    let (code, out, _) = iec(
+        &["hook", "claude-code", "--launch", "claude-code-2.1.72-linux"],
+        pre("ls -la").as_bytes(),
+    );
+    assert_eq!((code, out.as_str()), (0, ""));
+    // Repaired: allow + updatedInput with the other fields kept.
+    let (code, out, _) = iec(
+        &["hook", "claude-code", "--launch", "claude-code-2.1.72-linux"],
+        pre("printf '%s' 'a != b'").as_bytes(),
+    );
+    assert_eq!(code, 0);
+    let h = &json(&out)["hookSpecificOutput"];
+    assert_eq!(h["hookEventName"], "PreToolUse");
+    assert_eq!(h["permissionDecision"], "allow");
+    assert_eq!(h["updatedInput"]["description"], "d");
+    assert_eq!(h["updatedInput"]["timeout"], 120000);
+    assert_eq!(
+        h["updatedInput"]["command"],
+        "eval $'printf \\x27\\x25s\\x27 \\x27a \\x21= b\\x27'"
+    );
+    // Refused: deny with a reason.
+    let (code, out, _) = iec(&["hook", "claude-code"], pre("grep -r x .").as_bytes());
+    assert_eq!(code, 0);
+    let h = &json(&out)["hookSpecificOutput"];
+    assert_eq!(h["permissionDecision"], "deny");
+    assert!(h["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .contains("command grep"));
+    // Other tools and bad input: no decision, the turn goes on.
+    let (code, out, _) = iec(
+        &["hook", "claude-code"],
+        br#"{"tool_name":"Write","tool_input":{"file_path":"x"}}"#,
+    );
+    assert_eq!((code, out.as_str()), (0, ""));
+    let (code, out, err) = iec(&["hook", "claude-code"], b"{truncated");
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert!(err.contains("left to your permission settings"), "{err}");
+}

@@ -89,11 +89,17 @@ fn with_command(call: &Call, text: String) -> Call {
     if let Some(o) = input.as_object_mut() {
         o.insert("command".into(), Value::String(text));
     }
-    Call { tool: call.tool.clone(), input }
+    Call {
+        tool: call.tool.clone(),
+        input,
+    }
 }
 
 fn refuse(hop: &str, reason: impl Into<String>) -> Outcome {
-    Outcome::Refuse { hop: hop.into(), reason: reason.into() }
+    Outcome::Refuse {
+        hop: hop.into(),
+        reason: reason.into(),
+    }
 }
 
 /// Errors of the repair machinery (not refusals).
@@ -104,15 +110,29 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
     let report = check(launch, call, pool, Options::default())?;
     match report.verdict {
         Verdict::Corresponds => {
-            return Ok(Outcome::Deliver { repaired: false, hop: None, rendering: None, call: call.input.clone(), check: None })
+            return Ok(Outcome::Deliver {
+                repaired: false,
+                hop: None,
+                rendering: None,
+                call: call.input.clone(),
+                check: None,
+            })
         }
         Verdict::Unknown => {
             let reason = report.reason.clone().unwrap_or_default();
-            return Ok(refuse("tool-input", format!("{reason}. Fix the command itself; no rendering can deliver a text that does not parse.")));
+            return Ok(refuse(
+                "tool-input",
+                format!(
+                    "{reason}. Fix the command itself; no rendering can deliver a text that does not parse."
+                ),
+            ));
         }
         Verdict::Diverges => {}
     }
-    let fd = report.first_divergence.as_ref().expect("diverges has a first divergence");
+    let fd = report
+        .first_divergence
+        .as_ref()
+        .expect("diverges has a first divergence");
     let hop = fd.hop_name.clone();
     if launch.input == InputShape::Argv {
         return Ok(refuse(&hop, format!(
@@ -122,7 +142,12 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
             launch.id, fd.detail
         )));
     }
-    let text = call.input.get("command").and_then(Value::as_str).unwrap_or_default().to_string();
+    let text = call
+        .input
+        .get("command")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let (rendering, candidate) = match (hop.as_str(), fd.kind, launch.spawn.shell) {
         ("tool-input", _, _) if fd.detail.contains("command-substitution") => {
             return Ok(refuse(&hop, format!(
@@ -153,11 +178,14 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
     };
     let e = pool.expand_words(word.as_bytes())?;
     if e.broke_out || e.status != 0 || e.args != [text.clone()] {
-        return Ok(refuse(&hop, format!(
-            "no rendering of this text survives {} (the {} rendering did not decode to the same bytes); \
+        return Ok(refuse(
+            &hop,
+            format!(
+                "no rendering of this text survives {} (the {} rendering did not decode to the same bytes); \
              write the command to a file and run the file",
-            launch.id, rendering
-        )));
+                launch.id, rendering
+            ),
+        ));
     }
     let repaired = with_command(call, candidate);
     let recheck: CheckReport = check(launch, &repaired, pool, Options::default())?;
@@ -167,17 +195,22 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
             .map(|f| format!("{} at hop {} ({})", f.mechanism.as_str(), f.hop_name, f.detail))
             .or(recheck.reason)
             .unwrap_or_default();
-        return Ok(refuse(&hop, format!(
+        return Ok(refuse(
+            &hop,
+            format!(
             "{} changes this call at hop {hop} ({}), and the {rendering} rendering is changed too: {why}. \
              Write the command to a file and run the file.",
             launch.id, fd.mechanism.as_str()
-        )));
+        ),
+        ));
     }
     Ok(Outcome::Deliver {
         repaired: true,
         hop: Some(hop),
         rendering: Some(rendering.into()),
         call: repaired.input,
-        check: Some(CheckSummary { verdict: recheck.verdict }),
+        check: Some(CheckSummary {
+            verdict: recheck.verdict,
+        }),
     })
 }

@@ -9,37 +9,68 @@ use iec_repair::{repair, Outcome};
 use iec_witness::global;
 
 fn run_real(argv: &[&str]) -> Vec<u8> {
-    std::process::Command::new(argv[0]).args(&argv[1..]).output().unwrap().stdout
+    std::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .output()
+        .unwrap()
+        .stdout
 }
 
 #[test]
 fn named_cases() {
     let cat = Catalog::builtin();
-    let out = |id: &str, t: &str| repair(cat.get(id).unwrap(), &call_for_text(cat.get(id).unwrap(), t), global()).unwrap();
+    let out = |id: &str, t: &str| {
+        repair(
+            cat.get(id).unwrap(),
+            &call_for_text(cat.get(id).unwrap(), t),
+            global(),
+        )
+        .unwrap()
+    };
     // 2.1.72's \! is repaired with ANSI-C text.
     match out("claude-code-2.1.72-linux", "printf '%s' 'a != b'") {
-        Outcome::Deliver { repaired: true, hop, rendering, call, check } => {
+        Outcome::Deliver {
+            repaired: true,
+            hop,
+            rendering,
+            call,
+            check,
+        } => {
             assert_eq!(hop.as_deref(), Some("eval"));
             assert_eq!(rendering.as_deref(), Some("ansi-c-eval"));
-            assert_eq!(call["command"], "eval $'printf \\x27\\x25s\\x27 \\x27a \\x21= b\\x27'");
+            assert_eq!(
+                call["command"],
+                "eval $'printf \\x27\\x25s\\x27 \\x27a \\x21= b\\x27'"
+            );
             assert_eq!(check.unwrap().verdict, Verdict::Corresponds);
         }
         o => panic!("{o:?}"),
     }
     // Correspondence: delivered unchanged, other input fields kept.
     let l = cat.get("claude-code-2.1.332-linux").unwrap();
-    let call = Call { tool: "Bash".into(), input: serde_json::json!({"command": "ls -la", "timeout": 5000, "description": "list"}) };
+    let call = Call {
+        tool: "Bash".into(),
+        input: serde_json::json!({"command": "ls -la", "timeout": 5000, "description": "list"}),
+    };
     match repair(l, &call, global()).unwrap() {
-        Outcome::Deliver { repaired: false, call: c, .. } => assert_eq!(c, call.input),
+        Outcome::Deliver {
+            repaired: false,
+            call: c,
+            ..
+        } => assert_eq!(c, call.input),
         o => panic!("{o:?}"),
     }
     // 2.1.332's CR rejection: the CR is written visibly as \x0d.
     match out("claude-code-2.1.332-linux", "printf a\r\nprintf b") {
-        Outcome::Deliver { repaired: true, call, .. } => assert_eq!(call["command"], "eval $'printf a\\x0d\\x0aprintf b'"),
+        Outcome::Deliver {
+            repaired: true, call, ..
+        } => assert_eq!(call["command"], "eval $'printf a\\x0d\\x0aprintf b'"),
         o => panic!("{o:?}"),
     }
     // Harness policy and generation errors are refused, with a reason.
-    assert!(matches!(out("gemini-cli-linux", "echo \"$(date)\""), Outcome::Refuse { hop, .. } if hop == "tool-input"));
+    assert!(
+        matches!(out("gemini-cli-linux", "echo \"$(date)\""), Outcome::Refuse { hop, .. } if hop == "tool-input")
+    );
     assert!(matches!(out("bash-c", "echo 'x"), Outcome::Refuse { .. }));
     match out("claude-code-2.1.332-linux", "grep -r TODO .") {
         Outcome::Refuse { hop, reason } => {
@@ -50,11 +81,19 @@ fn named_cases() {
     }
     // dash: the bash-only text is handed to bash.
     match out("sh-c", "echo {a,b}") {
-        Outcome::Deliver { repaired: true, rendering, call, .. } => {
+        Outcome::Deliver {
+            repaired: true,
+            rendering,
+            call,
+            ..
+        } => {
             assert_eq!(rendering.as_deref(), Some("bash-c"));
             assert_eq!(call["command"], "bash -c 'echo {a,b}'");
             // Real dash runs the repaired text and prints what bash would.
-            assert_eq!(run_real(&["dash", "-c", call["command"].as_str().unwrap()]), b"a b\n");
+            assert_eq!(
+                run_real(&["dash", "-c", call["command"].as_str().unwrap()]),
+                b"a b\n"
+            );
         }
         o => panic!("{o:?}"),
     }
@@ -68,9 +107,20 @@ fn repaired_2_1_72_call_reaches_the_program_intact_through_the_real_wrapper() {
     let cat = Catalog::builtin();
     let l = cat.get("claude-code-2.1.72-linux").unwrap();
     let probe = env!("CARGO_BIN_EXE_iec-repair-probe");
-    for arg in ["a != b", "x ! y", "M\\\\N", "$HOME", "it's", "\"q\"", "tab\there", "é 🦀"] {
+    for arg in [
+        "a != b",
+        "x ! y",
+        "M\\\\N",
+        "$HOME",
+        "it's",
+        "\"q\"",
+        "tab\there",
+        "é 🦀",
+    ] {
         let text = format!("{probe} {}", iec_repair::single_quoted(arg));
-        let Outcome::Deliver { call, .. } = repair(l, &call_for_text(l, &text), global()).unwrap() else { panic!("{arg}") };
+        let Outcome::Deliver { call, .. } = repair(l, &call_for_text(l, &text), global()).unwrap() else {
+            panic!("{arg}")
+        };
         let cmd = call["command"].as_str().unwrap();
         let w = l.wrapper.as_ref().unwrap();
         let p = iec_launches::render::payload(&w.payload, cmd, w.stdin_suffix.as_deref());
@@ -79,26 +129,50 @@ fn repaired_2_1_72_call_reaches_the_program_intact_through_the_real_wrapper() {
             .replace("/tmp/claude-0a1b-cwd", "/dev/null");
         let out = run_real(&["bash", "-c", &wrapper]);
         let got: Vec<String> = serde_json::from_slice::<serde_json::Value>(&out).unwrap()["argv"]
-            .as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
         assert_eq!(got, vec![arg.to_string()], "{text}");
     }
 }
 
 #[test]
 fn never_delivers_a_changed_call() {
-    let n: usize = std::env::var("IEC_REPAIR_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let n: usize = std::env::var("IEC_REPAIR_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
     let cat = Catalog::builtin();
     let mut r = gen::Rng::new(4242);
     let (mut delivered, mut repaired, mut refused) = (0, 0, 0);
     for i in 0..n {
-        let text = if i % 3 == 0 { gen::adversarial(&mut r, "/nonexistent", "IECREPAIR", 9) } else { gen::script(&mut r) };
+        let text = if i % 3 == 0 {
+            gen::adversarial(&mut r, "/nonexistent", "IECREPAIR", 9)
+        } else {
+            gen::script(&mut r)
+        };
         for l in cat.iter() {
             let call = call_for_text(l, &text);
             match repair(l, &call, global()).unwrap() {
-                Outcome::Deliver { repaired: was, call: input, .. } => {
-                    let c = Call { tool: call.tool.clone(), input };
+                Outcome::Deliver {
+                    repaired: was,
+                    call: input,
+                    ..
+                } => {
+                    let c = Call {
+                        tool: call.tool.clone(),
+                        input,
+                    };
                     let rep = check(l, &c, global(), Options::default()).unwrap();
-                    assert_eq!(rep.verdict, Verdict::Corresponds, "{} {text:?} → {:?}", l.id, c.input);
+                    assert_eq!(
+                        rep.verdict,
+                        Verdict::Corresponds,
+                        "{} {text:?} → {:?}",
+                        l.id,
+                        c.input
+                    );
                     delivered += 1;
                     repaired += was as usize;
                 }
