@@ -65,3 +65,85 @@ fn decide(launch: &str, launch_files: &[PathBuf]) -> anyhow::Result<Option<Value
         })),
     })
 }
+
+/// `iec install claude-code`: adds (or replaces) one PreToolUse hook for Bash that runs this
+/// binary; every other setting and hook is kept. A settings file that is not JSON is an error and
+/// is left as it is.
+pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool) -> anyhow::Result<i32> {
+    use anyhow::Context;
+    let path = match settings {
+        Some(p) => p,
+        None => {
+            let base = std::env::var_os("CLAUDE_CONFIG_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".claude")
+                });
+            base.join("settings.json")
+        }
+    };
+    let mut doc: Value = match std::fs::read(&path) {
+        Ok(b) if b.iter().all(u8::is_ascii_whitespace) => json!({}),
+        Ok(b) => serde_json::from_slice(&b)
+            .with_context(|| format!("{} is not JSON; not touching it", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let exe = std::env::current_exe()?;
+    let command = format!(
+        "{} hook claude-code --launch {launch}",
+        shell_word(&exe.to_string_lossy())
+    );
+    let obj = doc.as_object_mut().context("settings must be a JSON object")?;
+    let hooks = obj.entry("hooks").or_insert_with(|| json!({}));
+    let pre = hooks
+        .as_object_mut()
+        .context("`hooks` must be an object")?
+        .entry("PreToolUse")
+        .or_insert_with(|| json!([]));
+    let list = pre
+        .as_array_mut()
+        .context("`hooks.PreToolUse` must be an array")?;
+    // Drop earlier iec entries, keep everything else.
+    for group in list.iter_mut() {
+        if let Some(hs) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+            hs.retain(|h| {
+                !h.get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| c.contains(" hook claude-code"))
+            });
+        }
+    }
+    list.retain(|g| {
+        g.get("hooks")
+            .and_then(Value::as_array)
+            .is_none_or(|h| !h.is_empty())
+    });
+    list.push(
+        json!({ "matcher": "Bash", "hooks": [{ "type": "command", "command": command, "timeout": 30 }] }),
+    );
+    let text = serde_json::to_string_pretty(&doc)? + "\n";
+    if dry_run {
+        print!("{text}");
+        return Ok(0);
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("json.iec-tmp");
+    std::fs::write(&tmp, &text)?;
+    std::fs::rename(&tmp, &path)?;
+    println!("iec: PreToolUse hook for Bash written to {}", path.display());
+    Ok(0)
+}
+
+/// Quotes a path for the hook's shell command line when it needs it.
+fn shell_word(s: &str) -> String {
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

@@ -96,6 +96,21 @@ enum Cmd {
         #[arg(long)]
         launch_file: Vec<PathBuf>,
     },
+    /// Write the iec hook into an agent's settings (idempotent). `iec install claude-code`
+    /// edits `$CLAUDE_CONFIG_DIR/settings.json` or `~/.claude/settings.json`.
+    Install {
+        #[arg(value_parser = ["claude-code"])]
+        harness: String,
+        /// The settings file to edit.
+        #[arg(long)]
+        settings: Option<PathBuf>,
+        /// The launch the hook repairs for.
+        #[arg(long, default_value = "claude-code-2.1.332-linux")]
+        launch: String,
+        /// Print the resulting settings instead of writing them.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// List the launches.
     Launches {
         #[arg(long)]
@@ -286,6 +301,12 @@ fn run(cli: Cli) -> Result<i32> {
                 0
             })
         }
+        Cmd::Install {
+            harness: _,
+            settings,
+            launch,
+            dry_run,
+        } => hook::install(settings, &launch, dry_run),
         Cmd::Hook {
             harness: _,
             launch,

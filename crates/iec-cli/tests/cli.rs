@@ -445,3 +445,48 @@ fn claude_code_hook_answers_per_the_hooks_api() {
     assert_eq!((code, out.as_str()), (0, ""));
     assert!(err.contains("left to your permission settings"), "{err}");
 }
+
+#[test]
+fn install_claude_code_is_idempotent_and_keeps_other_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("settings.json");
+    let before = r#"{"model":"x","hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"other"}]}]}}"#;
+    std::fs::write(&s, before).unwrap();
+    let p = s.to_str().unwrap();
+    let (code, out, _) = iec(&["install", "claude-code", "--settings", p, "--dry-run"], b"");
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(&s).unwrap(),
+        before,
+        "dry run writes nothing"
+    );
+    assert!(json(&out)["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .ends_with(" hook claude-code --launch claude-code-2.1.332-linux"));
+    for _ in 0..2 {
+        let (code, _, _) = iec(
+            &[
+                "install",
+                "claude-code",
+                "--settings",
+                p,
+                "--launch",
+                "claude-code-2.1.72-linux",
+            ],
+            b"",
+        );
+        assert_eq!(code, 0);
+    }
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
+    assert_eq!(v["model"], "x");
+    let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "one iec entry after two installs: {pre:?}");
+    assert_eq!(pre[0]["hooks"][0]["command"], "other");
+    assert_eq!(pre[1]["matcher"], "Bash");
+    std::fs::write(&s, "{broken").unwrap();
+    let (code, _, err) = iec(&["install", "claude-code", "--settings", p], b"");
+    assert_eq!(code, 2);
+    assert!(err.contains("not JSON"), "{err}");
+    assert_eq!(std::fs::read_to_string(&s).unwrap(), "{broken");
+}
