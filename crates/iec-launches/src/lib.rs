@@ -97,6 +97,53 @@ pub struct Snapshot {
     pub note: Option<String>,
 }
 
+/// How a Windows launch delivers the text (present only on Windows launches): the sender that
+/// renders the harness's argv into one command line, the receiver that parses it, and the
+/// receiver's options. Receivers and senders are the emulations of `iec-windows`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Windows {
+    /// Sender id (`node`, `rust-std`, …) rendering `[spawn] argv` into a command line; absent
+    /// when the text reaches the shell as its source (a PowerShell command typed or run as is).
+    pub sender: Option<String>,
+    /// Indices of `[spawn] argv` elements appended verbatim (Rust `CommandExt::raw_arg`).
+    #[serde(default)]
+    pub raw_args: Vec<usize>,
+    /// Receiver: `msys2` (Git Bash `bash.exe`), `powershell` or `cmd`.
+    pub receiver: String,
+    /// PowerShell version: `5.1` (`powershell.exe`) or `7` (`pwsh.exe`).
+    pub powershell: Option<String>,
+    /// Native argument passing: `ps51`, `legacy`, `standard` or `windows` (default: `ps51` for
+    /// 5.1, `windows` for 7).
+    pub native_passing: Option<String>,
+    /// MSYS2 globbing (`false` = `MSYS=noglob`); default on.
+    pub msys2_glob: Option<bool>,
+    /// MSYS2 root (Git for Windows: `C:/Program Files/Git`).
+    pub msys2_root: Option<String>,
+    /// Text the harness puts before the command in the shell script (a line of its own).
+    pub script_prefix: Option<String>,
+    /// Text the harness puts after the command in the shell script.
+    pub script_suffix: Option<String>,
+    /// cmd delayed expansion default (registry `DelayedExpansion`); default off.
+    #[serde(default)]
+    pub cmd_delayed_expansion: bool,
+}
+
+/// Windows receivers a launch may name.
+pub const WINDOWS_RECEIVERS: &[&str] = &["msys2", "powershell", "cmd"];
+/// Windows senders a launch may name (the ids of `iec-windows`).
+pub const WINDOWS_SENDERS: &[&str] = &["node", "node-verbatim", "rust-std", "cpython", "dotnet", "go"];
+
+impl Default for Spawn {
+    fn default() -> Self {
+        Spawn {
+            argv: vec![],
+            shell: ShellId::FromArgv,
+            login: false,
+        }
+    }
+}
+
 /// One launch, as written in its TOML file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -124,10 +171,13 @@ pub struct Launch {
     pub rewrite: Option<Rewrite>,
     /// Wrapper.
     pub wrapper: Option<Wrapper>,
-    /// Process.
+    /// Process (a Windows launch without a sender has none).
+    #[serde(default)]
     pub spawn: Spawn,
     /// Snapshot effects.
     pub snapshot: Option<Snapshot>,
+    /// Windows delivery (sender, receiver and options); absent on POSIX launches.
+    pub windows: Option<Windows>,
 }
 
 fn default_tool() -> String {
@@ -146,6 +196,9 @@ pub struct HopInfo {
 impl Launch {
     /// The hops of this launch, in order. The names are the ones `iec check` reports.
     pub fn hops(&self) -> Vec<HopInfo> {
+        if let Some(w) = &self.windows {
+            return self.windows_hops(w);
+        }
         let mut h = vec![HopInfo {
             name: "tool-input",
             kind: "structured-decode",
@@ -185,6 +238,28 @@ impl Launch {
         h
     }
 
+    /// The hops of a Windows launch: the sender → receiver hop is a process interface, the
+    /// receiver's language parse a shell parse (real bash for Git Bash), and PowerShell's native
+    /// argument passing a child-argv hop.
+    fn windows_hops(&self, w: &Windows) -> Vec<HopInfo> {
+        let hop = |name, kind| HopInfo { name, kind };
+        let mut h = vec![hop("tool-input", "structured-decode")];
+        if self.wrapper.is_some() || w.script_prefix.is_some() || w.script_suffix.is_some() {
+            h.push(hop("wrapper", "wrapper"));
+        }
+        if w.sender.is_some() {
+            h.push(hop("spawn", "process-interface"));
+        }
+        h.push(hop("shell", "shell-parse"));
+        if w.receiver == "msys2" && self.wrapper.as_ref().is_some_and(|x| x.eval) {
+            h.push(hop("eval", "eval-parse"));
+        }
+        if w.receiver == "powershell" {
+            h.push(hop("native", "child-argv"));
+        }
+        h
+    }
+
     /// Parses a launch file and checks that the renderings and steps it names exist.
     pub fn from_toml(text: &str) -> Result<Launch, LaunchError> {
         let l: Launch = toml::from_str(text).map_err(|e| LaunchError::Toml(e.to_string()))?;
@@ -198,6 +273,32 @@ impl Launch {
                     "wrapper template has no {{payload}}".into(),
                 ));
             }
+        }
+        if let Some(w) = &l.windows {
+            if !WINDOWS_RECEIVERS.contains(&w.receiver.as_str()) {
+                return Err(LaunchError::Unknown("Windows receiver", w.receiver.clone()));
+            }
+            if let Some(s) = &w.sender {
+                if !WINDOWS_SENDERS.contains(&s.as_str()) {
+                    return Err(LaunchError::Unknown("Windows sender", s.clone()));
+                }
+                if l.spawn.argv.is_empty() {
+                    return Err(LaunchError::Invalid(l.id, "a sender needs [spawn] argv".into()));
+                }
+            }
+            if let Some(p) = &w.native_passing {
+                if !["ps51", "legacy", "standard", "windows"].contains(&p.as_str()) {
+                    return Err(LaunchError::Unknown("native argument passing", p.clone()));
+                }
+            }
+            if w.receiver == "powershell" && !matches!(w.powershell.as_deref(), Some("5.1" | "7")) {
+                return Err(LaunchError::Invalid(
+                    l.id,
+                    "a PowerShell receiver needs powershell = \"5.1\" or \"7\"".into(),
+                ));
+            }
+        } else if l.spawn.argv.is_empty() {
+            return Err(LaunchError::Invalid(l.id, "[spawn] argv is required".into()));
         }
         if let Some(r) = &l.rewrite {
             for s in &r.steps {

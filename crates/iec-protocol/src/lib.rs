@@ -10,6 +10,7 @@ the intended action is named, with its mechanism and whether the change will be 
 pub mod classify;
 mod dialect;
 pub mod gen;
+mod windows;
 
 use iec_core::{
     byte_diff, exposure, Call, CheckReport, FirstDivergence, HopKind, HopReport, Mechanism, Verdict,
@@ -218,6 +219,9 @@ pub fn check(
     pool: &BashPool,
     opts: Options,
 ) -> Result<CheckReport, CheckError> {
+    if let Some(w) = &launch.windows {
+        return windows::check(launch, w, call, pool, opts);
+    }
     let mut run = Run {
         launch,
         pool,

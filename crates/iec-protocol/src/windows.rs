@@ -1,0 +1,1030 @@
+//! Windows launches (`[windows]` table): the harness's argv is rendered into one command line by
+//! an emulated sender (`iec-windows`), parsed back by the emulated receiver (MSYS2 `bash.exe`,
+//! `powershell.exe`/`pwsh.exe`, `cmd.exe`), and the receiver's language parse is judged by the
+//! real receiver where it can run here (bash, through the witness pool) or by a grammar
+//! (tree-sitter-powershell) and the `iec-windows` emulators where it cannot.
+//!
+//! Hops: `tool-input` (structured-decode) → `wrapper` (harness template or script prefix/suffix)
+//! → `spawn` (process-interface: sender → receiver, `emulated`) → `shell` (shell-parse: real bash
+//! for Git Bash; PowerShell by its grammar, cmd by the emulator) → `eval` (Git Bash wrappers with
+//! eval) → `native` (child-argv: PowerShell's native argument passing, then the program's UCRT
+//! argv).
+
+use super::{classify, finish, CheckError, Options, Run};
+use iec_core::{
+    exposure, Call, CheckReport, HopKind, Mechanism, Verdict, WitnessKind::Emulated, WitnessKind::Real,
+};
+use iec_launches::{render, InputShape, Launch, Windows};
+use iec_windows::powershell::{self, PassingMode, PsArg};
+use iec_windows::{cmd, receive, RenderError};
+use iec_witness::{BashPool, Parse};
+use serde_json::{json, Value};
+
+/// `CreateProcessW`'s limit on lpCommandLine, in UTF-16 units including the NUL.
+const CREATE_PROCESS_MAX: usize = 32_767;
+
+/// Checks a call on a Windows launch (dispatched from [`crate::check`]).
+pub(crate) fn check(
+    launch: &Launch,
+    w: &Windows,
+    call: &Call,
+    pool: &BashPool,
+    opts: Options,
+) -> Result<CheckReport, CheckError> {
+    let mut run = Run {
+        launch,
+        pool,
+        opts,
+        hops: Vec::new(),
+        fd: None,
+        parsed: Default::default(),
+    };
+    let shown = match call.input.get("command") {
+        Some(Value::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let ex = exposure(&shown);
+    let mut report = CheckReport {
+        launch: launch.id.clone(),
+        verdict: Verdict::Unknown,
+        exposed: !ex.is_empty(),
+        exposure: ex,
+        first_divergence: None,
+        hops: vec![],
+        reason: None,
+        attribution: None,
+    };
+    let text = match (launch.input, call.input.get("command")) {
+        (InputShape::String, Some(Value::String(s))) => s.clone(),
+        (_, v) => {
+            report.reason = Some(format!(
+                "the call's input has no string `command` (got {}); the tool would reject it",
+                v.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into())
+            ));
+            return Ok(report);
+        }
+    };
+    if let Some(i) = text.bytes().position(|b| b == 0) {
+        report.reason = Some(format!(
+            "the text holds a NUL byte at offset {i}; no Windows command line can carry it"
+        ));
+        report.attribution = Some("generation".into());
+        return Ok(report);
+    }
+    // Generation check: the emitted text must parse in the language of the receiving shell.
+    match w.receiver.as_str() {
+        "msys2" => {
+            if let Parse::Error { message } = run.validate(&text)? {
+                report.reason = Some(format!(
+                    "generation: the emitted text does not parse as bash: {message}"
+                ));
+                report.attribution = Some("generation".into());
+                return Ok(report);
+            }
+        }
+        "powershell" => {
+            if let Some(at) = ps::parse(&text).error_at {
+                report.reason = Some(format!(
+                    "generation: the emitted text does not parse as PowerShell (tree-sitter-powershell: syntax error at byte {at})"
+                ));
+                report.attribution = Some("generation".into());
+                return Ok(report);
+            }
+        }
+        _ => {} // cmd: no grammar; every text is a command line to cmd
+    }
+    if let Some(rej) = render::validate(&launch.validate, &text) {
+        run.diverge(
+            "tool-input",
+            HopKind::StructuredDecode,
+            Emulated,
+            json!({ "command": text, "rejected": rej.rule, "message": rej.message }),
+            Mechanism::Other,
+            false,
+            &text,
+            "",
+            format!(
+                "the harness rejects the call before any shell runs ({} at byte {}): {}",
+                rej.rule, rej.offset, rej.message
+            ),
+        );
+        return Ok(finish(run, report));
+    }
+    run.push(
+        "tool-input",
+        HopKind::StructuredDecode,
+        Real,
+        Some(true),
+        json!({ "command": text }),
+        None,
+    );
+    let mut unknown = None;
+    match w.receiver.as_str() {
+        "msys2" => git_bash(&mut run, w, &text)?,
+        "powershell" => unknown = powershell_path(&mut run, w, &text)?,
+        "cmd" => cmd_path(&mut run, w, &text),
+        other => unreachable!("receiver {other} is refused when the launch loads"),
+    }
+    let mut report = finish(run, report);
+    if report.first_divergence.is_none() {
+        if let Some(reason) = unknown {
+            report.verdict = Verdict::Unknown;
+            report.reason = Some(reason);
+        }
+    }
+    Ok(report)
+}
+
+fn utf16_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// The sender's command line for `argv`.
+fn render_cmdline(w: &Windows, argv: &[String]) -> Result<String, RenderError> {
+    let sender = w.sender.as_deref().unwrap_or("node");
+    if sender == "rust-std" && !w.raw_args.is_empty() {
+        return iec_windows::render::rust_std_with(argv, false, &w.raw_args);
+    }
+    match iec_windows::render(sender, None, argv) {
+        Ok(r) => r,
+        Err(e) => Err(RenderError::Invalid(e.to_string())),
+    }
+}
+
+/// The sender half of the process interface: renders the command line, or records why no
+/// process starts (the sender refuses, or the line exceeds CreateProcess's limit).
+fn command_line(run: &mut Run<'_>, w: &Windows, argv: &[String]) -> Option<String> {
+    let sender = w.sender.clone().unwrap_or_default();
+    let cl = match render_cmdline(w, argv) {
+        Ok(cl) => cl,
+        Err(e) => {
+            let last = argv.last().cloned().unwrap_or_default();
+            run.diverge(
+                "spawn",
+                HopKind::ProcessInterface,
+                Emulated,
+                json!({ "argv": argv, "sender": sender, "error": e.to_string() }),
+                Mechanism::Other,
+                false,
+                &last,
+                "",
+                format!("the {sender} sender refuses the argv, nothing starts: {e}"),
+            );
+            return None;
+        }
+    };
+    let n = utf16_len(&cl) + 1;
+    if n > CREATE_PROCESS_MAX {
+        let last = argv.last().cloned().unwrap_or_default();
+        run.diverge(
+            "spawn",
+            HopKind::ProcessInterface,
+            Emulated,
+            json!({ "argv": argv, "sender": sender, "command_line_utf16_units": n }),
+            Mechanism::Truncation,
+            false,
+            &last,
+            "",
+            format!("the command line is {n} UTF-16 units with its NUL; CreateProcessW takes at most {CREATE_PROCESS_MAX} (Node: ENAMETOOLONG), nothing runs"),
+        );
+        return None;
+    }
+    Some(cl)
+}
+
+/// How `got` differs from `sent` (argv without argv[0]): mechanism, intended and received text.
+fn argv_change(sent: &[String], got: &[String]) -> (Mechanism, String, String) {
+    if sent.len() == got.len() {
+        let i = (0..sent.len()).find(|&i| sent[i] != got[i]).unwrap_or(0);
+        let (a, b) = (&sent[i], &got[i]);
+        return (classify::mechanism(a, b), a.clone(), b.clone());
+    }
+    let (a, b) = (sent.join(" "), got.join(" "));
+    let m = if b.len() < a.len() && a.starts_with(&b) {
+        Mechanism::Truncation
+    } else {
+        Mechanism::ArityChange
+    };
+    (m, a, b)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Git Bash (MSYS2 bash.exe)
+
+fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckError> {
+    let launch = run.launch;
+    // Hop: wrapper (the same harness code as on POSIX).
+    let mut script = intended.to_string();
+    let mut payload = None;
+    if let Some(wr) = &launch.wrapper {
+        let p = render::payload(&wr.payload, intended, wr.stdin_suffix.as_deref());
+        script = render::fill(&wr.template, &p.words);
+        let receipt =
+            json!({ "wrapper": script, "payload": p.words, "delivers": p.designed, "changes": p.changes });
+        match run.same_bash_modulo(intended, &p.designed, wr.stdin_suffix.as_deref())? {
+            None => run.push("wrapper", HopKind::Wrapper, Emulated, Some(true), receipt, None),
+            Some(parse) => {
+                let m = classify::mechanism(intended, &p.designed);
+                run.diverge(
+                    "wrapper",
+                    HopKind::Wrapper,
+                    Emulated,
+                    receipt,
+                    m,
+                    parse.parses(),
+                    intended,
+                    &p.designed,
+                    format!(
+                        "the harness changes the command while building the wrapper: {}",
+                        p.changes.join("; ")
+                    ),
+                );
+                return Ok(());
+            }
+        }
+        payload = Some(p);
+    }
+
+    // Hop: process interface. The sender renders [bash.exe, -c, SCRIPT] into one command line;
+    // the MSYS2 runtime in bash.exe rebuilds argv from it (dcrt0.cc build_argv/globify).
+    let argv = render::spawn_argv(launch, &script, None);
+    let Some(cl) = command_line(run, w, &argv) else {
+        return Ok(());
+    };
+    let glob = w.msys2_glob.unwrap_or(true);
+    let ro = iec_windows::ReceiveOptions {
+        msys2_root: w.msys2_root.clone(),
+        ..Default::default()
+    };
+    let got = receive::msys2_with(&cl, glob, &ro);
+    let receipt = json!({ "command_line": cl, "argv": got, "receiver": "msys2", "glob": glob });
+    let script_index = argv.iter().position(|a| a == "-c").map(|i| i + 1);
+    if got.get(1..) != argv.get(1..) {
+        let (m, a, b) = argv_change(&argv[1..], got.get(1..).unwrap_or_default());
+        // What bash runs is the word after -c in the argv MSYS2 built: real bash judges it.
+        let received_script = script_index.and_then(|i| got.get(i)).cloned().unwrap_or_default();
+        let parse = run.validate(&received_script)?;
+        let silent = parse.parses();
+        let what = match m {
+            Mechanism::Truncation => "the MSYS2 runtime cuts the word (globify copies at most 8,186 characters into glob()'s pattern buffer)".to_string(),
+            Mechanism::QuoteConsumption => "the MSYS2 runtime removes backslashes (inside quotes a run of n backslashes arrives as ceil(n/2))".to_string(),
+            Mechanism::ArityChange => "the MSYS2 runtime splits or expands words (separators, brace and glob expansion)".to_string(),
+            _ => "the MSYS2 runtime rebuilds another argv than the harness passed".to_string(),
+        };
+        run.diverge(
+            "spawn",
+            HopKind::ProcessInterface,
+            Emulated,
+            receipt,
+            m,
+            silent,
+            &a,
+            &b,
+            format!(
+                "{what}; {}",
+                if silent {
+                    "bash still parses what it received, so it runs without an error"
+                } else {
+                    "bash rejects what it received"
+                }
+            ),
+        );
+        let shell_receipt = match &parse {
+            Parse::Error { message } => json!({ "text": received_script, "error": message }),
+            _ => json!({ "text": received_script, "parses": true }),
+        };
+        run.push(
+            "shell",
+            HopKind::ShellParse,
+            Real,
+            None,
+            shell_receipt,
+            Some("not judged after the first divergence; real bash parsed what MSYS2 delivered".into()),
+        );
+        return Ok(());
+    }
+    run.push(
+        "spawn",
+        HopKind::ProcessInterface,
+        Emulated,
+        Some(true),
+        receipt,
+        Some("libuv quote_cmd_arg → MSYS2 build_argv reproduces the argv".into()),
+    );
+
+    // Hop: shell parse (real bash on what MSYS2 delivered) and eval.
+    let shell_text = script_index.and_then(|i| got.get(i)).cloned().unwrap_or_default();
+    let Some(wr) = &launch.wrapper else {
+        match run.same_bash(intended, &shell_text)? {
+            None => run.push(
+                "shell",
+                HopKind::ShellParse,
+                Real,
+                Some(true),
+                json!({ "text": shell_text }),
+                None,
+            ),
+            Some(p) => {
+                let m = classify::mechanism(intended, &shell_text);
+                run.diverge(
+                    "shell",
+                    HopKind::ShellParse,
+                    Real,
+                    json!({ "text": shell_text }),
+                    m,
+                    p.parses(),
+                    intended,
+                    &shell_text,
+                    "bash parses a different script".into(),
+                );
+            }
+        }
+        return Ok(());
+    };
+    let payload = payload.expect("wrapper payload");
+    if !wr.eval {
+        match run.parse(&shell_text)? {
+            Parse::Ok { canonical } => run.push(
+                "shell",
+                HopKind::ShellParse,
+                Real,
+                Some(true),
+                json!({ "text": shell_text, "canonical": canonical }),
+                None,
+            ),
+            Parse::Error { message } | Parse::EndOnly { message } => run.diverge(
+                "shell",
+                HopKind::ShellParse,
+                Real,
+                json!({ "text": shell_text, "error": message }),
+                Mechanism::Other,
+                false,
+                intended,
+                &shell_text,
+                format!("the wrapper around the text no longer parses: {message}"),
+            ),
+        }
+        return Ok(());
+    }
+    // The payload words (as delivered, equal to the rendered ones) are expanded by the outer bash.
+    let e = run.pool.expand_words(payload.words.as_bytes())?;
+    let eval_text = e.args.join(" ");
+    let receipt = json!({ "eval_args": e.args, "status": e.status, "diagnostics": e.diagnostics });
+    if e.broke_out || e.status != 0 {
+        let (m, why) = if e.broke_out {
+            (Mechanism::QuoteConsumption, "the rendered payload is not one list of words: its quoting ends early and the rest runs as commands of the outer shell".to_string())
+        } else {
+            (
+                Mechanism::Other,
+                format!("the outer shell fails expanding the payload: {}", e.diagnostics),
+            )
+        };
+        run.diverge(
+            "shell",
+            HopKind::ShellParse,
+            Real,
+            receipt,
+            m,
+            false,
+            &payload.words,
+            &eval_text,
+            why,
+        );
+        return Ok(());
+    }
+    run.push("shell", HopKind::ShellParse, Real, Some(true), receipt, None);
+    let receipt = json!({ "text": eval_text });
+    match run.same_bash(&payload.designed, &eval_text)? {
+        None => run.push("eval", HopKind::EvalParse, Real, Some(true), receipt, None),
+        Some(p) => {
+            let m = classify::mechanism(&payload.designed, &eval_text);
+            let silent = p.parses();
+            run.diverge(
+                "eval",
+                HopKind::EvalParse,
+                Real,
+                receipt,
+                m,
+                silent,
+                &payload.designed,
+                &eval_text,
+                if silent {
+                    "eval parses a different command than the one the harness meant to deliver, and it runs without a parse error".into()
+                } else {
+                    "eval fails to parse what it received".into()
+                },
+            );
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// PowerShell
+
+/// Returns the reason when a hop cannot be judged (the verdict is then `unknown`).
+fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Option<String>, CheckError> {
+    let launch = run.launch;
+    let pwsh = w.powershell.as_deref() == Some("7");
+    let mode = match w.native_passing.as_deref() {
+        Some("ps51") => PassingMode::Ps51,
+        Some("legacy") => PassingMode::Legacy,
+        Some("standard") => PassingMode::Standard,
+        Some("windows") => PassingMode::Windows,
+        _ if pwsh => PassingMode::Windows,
+        _ => PassingMode::Ps51,
+    };
+    let prefix = w.script_prefix.clone().unwrap_or_default();
+    let suffix = w.script_suffix.clone().unwrap_or_default();
+    let script = format!("{prefix}{intended}{suffix}");
+
+    // Hop: wrapper. The script must hold the harness's statements and then exactly the
+    // command's statements (by the grammar's parse of each piece).
+    if w.script_prefix.is_some() || w.script_suffix.is_some() {
+        let whole = ps::parse(&script);
+        let mut pieces = ps::parse(&prefix).statements;
+        pieces.extend(ps::parse(intended).statements);
+        pieces.extend(ps::parse(&suffix).statements);
+        let receipt = json!({ "text": script, "statements": whole.statements.len() });
+        if whole.error_at.is_none() && whole.statements == pieces {
+            run.push(
+                "wrapper",
+                HopKind::Wrapper,
+                Emulated,
+                Some(true),
+                receipt,
+                Some("the harness's prefix/suffix statements surround the command's own (tree-sitter-powershell)".into()),
+            );
+        } else {
+            let silent = whole.error_at.is_none();
+            run.diverge(
+                "wrapper",
+                HopKind::Wrapper,
+                Emulated,
+                receipt,
+                Mechanism::Other,
+                silent,
+                intended,
+                &script,
+                if silent {
+                    "the harness's prefix/suffix changes how PowerShell groups the command's statements"
+                        .into()
+                } else {
+                    "the script with the harness's prefix/suffix no longer parses as PowerShell".into()
+                },
+            );
+            return Ok(None);
+        }
+    }
+
+    // Hop: process interface. PowerShell's own tokenizer (UCRT for pwsh; CommandLineToArgvW
+    // rules for powershell.exe 5.1, [INFERRED] in the spec) rebuilds argv.
+    let received_script = if w.sender.is_some() {
+        let argv = render::spawn_argv(launch, &script, None);
+        let Some(cl) = command_line(run, w, &argv) else {
+            return Ok(None);
+        };
+        let (got, parser) = if pwsh {
+            (receive::msvcrt(&cl), "msvcrt")
+        } else {
+            (receive::commandlinetoargvw(&cl), "commandlinetoargvw")
+        };
+        let receipt = json!({ "command_line": cl, "argv": got, "receiver": parser });
+        if got.get(1..) != argv.get(1..) {
+            let (m, a, b) = argv_change(&argv[1..], got.get(1..).unwrap_or_default());
+            let silent = powershell::cli_command(&got, pwsh)
+                .map(|s| ps::parse(&s).error_at.is_none())
+                .unwrap_or(false);
+            run.diverge(
+                "spawn",
+                HopKind::ProcessInterface,
+                Emulated,
+                receipt,
+                m,
+                silent,
+                &a,
+                &b,
+                format!("PowerShell's command-line tokenizer ({parser}) builds another argv than the harness passed"),
+            );
+            return Ok(None);
+        }
+        run.push(
+            "spawn",
+            HopKind::ProcessInterface,
+            Emulated,
+            Some(true),
+            receipt,
+            None,
+        );
+        match powershell::cli_command(&got, pwsh) {
+            Ok(s) => s,
+            Err(e) => {
+                run.diverge(
+                    "shell",
+                    HopKind::ShellParse,
+                    Emulated,
+                    json!({ "argv": got, "error": e.to_string() }),
+                    Mechanism::Other,
+                    false,
+                    &script,
+                    "",
+                    format!("PowerShell's CLI finds no command to run: {e}"),
+                );
+                return Ok(None);
+            }
+        }
+    } else {
+        script.clone()
+    };
+
+    // Hop: shell parse. `-Command` joined the remaining argv; the grammar parses the script.
+    let tree = ps::parse(&received_script);
+    let receipt = json!({
+        "text": received_script,
+        "statements": tree.statements.len(),
+        "parser": "tree-sitter-powershell",
+    });
+    let same = received_script == script || {
+        let want = ps::parse(&script);
+        tree.error_at.is_none() && want.error_at.is_none() && tree.sig == want.sig
+    };
+    if !same {
+        let silent = tree.error_at.is_none();
+        run.diverge(
+            "shell",
+            HopKind::ShellParse,
+            Emulated,
+            receipt,
+            classify::mechanism(&script, &received_script),
+            silent,
+            &script,
+            &received_script,
+            if silent {
+                "PowerShell parses a different script than the harness passed".into()
+            } else {
+                "PowerShell cannot parse the script it received".into()
+            },
+        );
+        return Ok(None);
+    }
+    run.push(
+        "shell",
+        HopKind::ShellParse,
+        Emulated,
+        Some(true),
+        receipt,
+        Some("parse trees compared with tree-sitter-powershell".into()),
+    );
+
+    // Hop: native argument passing to the programs the script calls.
+    let calls = ps::native_calls(&received_script);
+    let mut shown = Vec::new();
+    let mut unjudged = Vec::new();
+    for c in &calls {
+        if let Some(why) = &c.unjudgeable {
+            unjudged.push(format!("`{}`: {why}", c.program));
+            shown.push(json!({ "program": c.program, "arguments": c.args_text, "not_judged": why }));
+            continue;
+        }
+        let args = powershell::parse_args(&c.args_text, &[], &[]);
+        let intended_argv: Option<Vec<String>> = args
+            .iter()
+            .map(|a| match a {
+                PsArg::Value(v) => Some(v.clone()),
+                _ => None,
+            })
+            .collect();
+        let Some(intended_argv) = intended_argv else {
+            let why = "an array literal or --% argument, whose intended argv the emulator does not define";
+            unjudged.push(format!("`{}`: {why}", c.program));
+            shown.push(json!({ "program": c.program, "arguments": c.args_text, "not_judged": why }));
+            continue;
+        };
+        let (cl, got) = powershell::native(&c.args_text, mode, &c.program, &[], &[]);
+        shown.push(json!({ "program": c.program, "arguments": c.args_text, "values": intended_argv, "command_line": cl, "argv": got }));
+        if got != intended_argv {
+            let (m, a, b) = argv_change(&intended_argv, &got);
+            let m = if got.len() != intended_argv.len() {
+                Mechanism::ArityChange
+            } else {
+                m
+            };
+            let mode_name = match mode {
+                PassingMode::Ps51 => "Windows PowerShell 5.1",
+                PassingMode::Legacy => "PowerShell 7 (Legacy)",
+                PassingMode::Standard => "PowerShell 7 (Standard)",
+                PassingMode::Windows => "PowerShell 7 (Windows mode)",
+            };
+            run.diverge(
+                "native",
+                HopKind::ChildArgv,
+                Emulated,
+                json!({ "argv": got, "calls": shown, "mode": format!("{mode:?}") }),
+                m,
+                true,
+                &a,
+                &b,
+                format!(
+                    "{mode_name} writes `{}`'s command line without escaping embedded quotes; the program's argv differs from the PowerShell values (the program runs; what it does with the changed argument is not judged)",
+                    c.program
+                ),
+            );
+            return Ok(None);
+        }
+    }
+    let note = if calls.is_empty() {
+        Some(
+            "the script calls no native program (cmdlets and aliases bind their arguments inside PowerShell)"
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    if unjudged.is_empty() {
+        run.push(
+            "native",
+            HopKind::ChildArgv,
+            Emulated,
+            Some(true),
+            json!({ "argv": shown.iter().filter_map(|c| c.get("argv").cloned()).collect::<Vec<_>>(), "calls": shown, "mode": format!("{mode:?}") }),
+            note,
+        );
+        Ok(None)
+    } else {
+        let reason = format!(
+            "the native-argument hop cannot be judged: {}",
+            unjudged.join("; ")
+        );
+        run.push(
+            "native",
+            HopKind::ChildArgv,
+            Emulated,
+            None,
+            json!({ "calls": shown, "mode": format!("{mode:?}") }),
+            Some(reason.clone()),
+        );
+        Ok(Some(reason))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// cmd.exe
+
+fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
+    let launch = run.launch;
+    let argv = render::spawn_argv(launch, intended, None);
+    let Some(cl) = command_line(run, w, &argv) else {
+        return;
+    };
+    // Hop: process interface. cmd.exe reads its own command line: the 8,191-character limit, the
+    // /C switch, and the /S or rule-2 quote stripping (rule 1 needs an existing executable;
+    // the virtual directory is empty).
+    let n = utf16_len(&cl);
+    if n > cmd::CMD_MAX {
+        run.diverge(
+            "spawn",
+            HopKind::ProcessInterface,
+            Emulated,
+            json!({ "command_line_utf16_units": n, "receiver": "cmd" }),
+            Mechanism::Truncation,
+            false,
+            intended,
+            "",
+            format!("cmd.exe accepts at most {} characters on its command line; it prints \"The command line is too long.\" and runs nothing", cmd::CMD_MAX),
+        );
+        return;
+    }
+    let Some((sw, s)) = cmd::extract(&cl, &|_| false) else {
+        run.diverge(
+            "spawn",
+            HopKind::ProcessInterface,
+            Emulated,
+            json!({ "command_line": cl, "receiver": "cmd" }),
+            Mechanism::Other,
+            false,
+            intended,
+            "",
+            "cmd.exe finds no /C switch on its command line and starts interactively".into(),
+        );
+        return;
+    };
+    let receipt = json!({
+        "command_line": cl,
+        "receiver": "cmd",
+        "switches": { "s": sw.s, "d": sw.d, "v": sw.v },
+        "command": s,
+    });
+    let blanks: &[char] = &[' ', '\t'];
+    if s.trim_start_matches(blanks) != intended.trim_start_matches(blanks) {
+        run.diverge(
+            "spawn",
+            HopKind::ProcessInterface,
+            Emulated,
+            receipt,
+            classify::mechanism(intended, &s),
+            true,
+            intended,
+            &s,
+            "cmd.exe extracts another command string than the harness meant: the sender's quoting (\\\" for \") means nothing to cmd, and /S or rule 2 drops the first and the last quote".into(),
+        );
+        return;
+    }
+    run.push(
+        "spawn",
+        HopKind::ProcessInterface,
+        Emulated,
+        Some(true),
+        receipt,
+        None,
+    );
+
+    // Hop: shell parse (the cmd emulator: first-LF cut, phase 1 length limit).
+    let r = cmd::run_cmdline(
+        &cl,
+        &cmd::CmdOptions {
+            env: vec![],
+            files: Default::default(),
+            delayed: w.cmd_delayed_expansion,
+        },
+    );
+    let receipt = json!({
+        "text": r.executes,
+        "expanded": r.expanded,
+        "truncated": r.truncated,
+        "too_long": r.too_long,
+        "delayed_expansion": r.delayed,
+    });
+    if r.truncated {
+        let received = r.executes.clone();
+        run.diverge(
+            "shell",
+            HopKind::ShellParse,
+            Emulated,
+            receipt,
+            Mechanism::Truncation,
+            true,
+            &s,
+            &received,
+            "cmd.exe ends the /c string at the first line break: only the first line runs, its exit code is returned and the rest is dropped without a message (goose#11259)".into(),
+        );
+        return;
+    }
+    if r.too_long {
+        run.diverge(
+            "shell",
+            HopKind::ShellParse,
+            Emulated,
+            receipt,
+            Mechanism::Truncation,
+            false,
+            &s,
+            "",
+            "the line after %VAR% expansion exceeds 8,191 characters: \"The command line is too long.\", nothing runs".into(),
+        );
+        return;
+    }
+    run.push(
+        "shell",
+        HopKind::ShellParse,
+        Emulated,
+        Some(true),
+        receipt,
+        Some(
+            "cmd runs the text as delivered (its %VAR% expansion is the text's meaning in cmd, not judged)"
+                .into(),
+        ),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// PowerShell grammar (tree-sitter-powershell)
+
+mod ps {
+    use tree_sitter::{Node, Parser};
+
+    /// A parse: statement signatures, the whole tree's signature, and the first error.
+    pub struct Tree {
+        pub statements: Vec<String>,
+        pub sig: String,
+        pub error_at: Option<usize>,
+    }
+
+    thread_local! {
+        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new({
+            let mut p = Parser::new();
+            p.set_language(&tree_sitter_powershell::LANGUAGE.into())
+                .expect("tree-sitter-powershell grammar matches the tree-sitter runtime");
+            p
+        });
+    }
+
+    fn with_tree<T>(src: &str, f: impl FnOnce(Node<'_>) -> T) -> Option<T> {
+        PARSER.with(|p| {
+            let t = p.borrow_mut().parse(src, None)?;
+            Some(f(t.root_node()))
+        })
+    }
+
+    /// Node kinds that carry no meaning for execution.
+    fn skipped(kind: &str) -> bool {
+        matches!(kind, "command_argument_sep" | "comment" | "empty_statement")
+    }
+
+    /// A node's structure with its leaf texts (strings whole, as their source text).
+    fn sig(n: Node<'_>, src: &str, out: &mut String) {
+        let kind = n.kind();
+        if skipped(kind) {
+            return;
+        }
+        if n.child_count() == 0 || kind.contains("string") || kind == "stop_parsing" {
+            out.push_str(kind);
+            out.push('=');
+            out.push_str(&src[n.byte_range()]);
+            out.push('\u{1}');
+            return;
+        }
+        out.push('(');
+        out.push_str(kind);
+        let mut c = n.walk();
+        for ch in n.children(&mut c) {
+            sig(ch, src, out);
+        }
+        out.push(')');
+    }
+
+    fn first_error(n: Node<'_>) -> Option<usize> {
+        if n.is_error() || n.is_missing() {
+            return Some(n.start_byte());
+        }
+        if !n.has_error() {
+            return None;
+        }
+        let mut c = n.walk();
+        let kids: Vec<Node<'_>> = n.children(&mut c).collect();
+        kids.into_iter().find_map(first_error).or(Some(n.start_byte()))
+    }
+
+    pub fn parse(src: &str) -> Tree {
+        with_tree(src, |root| {
+            let mut statements = Vec::new();
+            let mut c = root.walk();
+            for list in root.children(&mut c) {
+                if list.kind() != "statement_list" {
+                    if !skipped(list.kind()) {
+                        let mut s = String::new();
+                        sig(list, src, &mut s);
+                        statements.push(s);
+                    }
+                    continue;
+                }
+                let mut c2 = list.walk();
+                for st in list.children(&mut c2) {
+                    if skipped(st.kind()) {
+                        continue;
+                    }
+                    let mut s = String::new();
+                    sig(st, src, &mut s);
+                    statements.push(s);
+                }
+            }
+            let mut whole = String::new();
+            sig(root, src, &mut whole);
+            Tree {
+                statements,
+                sig: whole,
+                error_at: first_error(root),
+            }
+        })
+        .unwrap_or(Tree {
+            statements: vec![],
+            sig: String::new(),
+            error_at: Some(0),
+        })
+    }
+
+    /// A native program called by the script, with the source text of its arguments.
+    pub struct NativeCall {
+        pub program: String,
+        pub args_text: String,
+        pub unjudgeable: Option<String>,
+    }
+
+    /// Windows PowerShell 5.1 default aliases (and a few 7.x ones) that name cmdlets: their
+    /// arguments are bound inside PowerShell, not passed on a command line.
+    const ALIASES: &[&str] = &[
+        "%", "?", "ac", "asnp", "cat", "cd", "chdir", "clc", "clear", "clhy", "cli", "clp", "cls", "clv",
+        "cnsn", "compare", "copy", "cp", "cpi", "cpp", "curl", "cvpa", "dbp", "del", "diff", "dir", "dnsn",
+        "ebp", "echo", "epal", "epcsv", "epsn", "erase", "etsn", "exsn", "fc", "fhx", "fl", "foreach", "ft",
+        "fw", "gal", "gbp", "gc", "gcb", "gci", "gcm", "gcs", "gdr", "ghy", "gi", "gin", "gjb", "gl", "gm",
+        "gmo", "gp", "gps", "gpv", "group", "gsn", "gsnp", "gsv", "gtz", "gu", "gv", "gwmi", "h", "history",
+        "icm", "iex", "ihy", "ii", "ipal", "ipcsv", "ipmo", "ipsn", "irm", "ise", "iwmi", "iwr", "kill",
+        "lp", "ls", "man", "md", "measure", "mi", "mount", "move", "mp", "mv", "nal", "ndr", "ni", "nmo",
+        "npssc", "nsn", "nv", "ogv", "oh", "popd", "ps", "pushd", "pwd", "r", "rbp", "rcjb", "rcsn", "rd",
+        "rdr", "ren", "ri", "rjb", "rm", "rmdir", "rmo", "rni", "rnp", "rp", "rsn", "rsnp", "rujb", "rv",
+        "rvpa", "rwmi", "sajb", "sal", "saps", "sasv", "sbp", "sc", "scb", "select", "set", "shcm", "si",
+        "sl", "sleep", "sls", "sort", "sp", "spjb", "spps", "spsv", "start", "stz", "sujb", "sv", "swmi",
+        "tee", "trcm", "type", "wget", "where", "wjb", "write",
+    ];
+
+    /// Language keywords and statements that look like command names in the grammar.
+    const KEYWORDS: &[&str] = &[
+        "exit", "return", "break", "continue", "throw", "function", "filter", "param", "if", "else",
+        "elseif", "foreach", "for", "while", "do", "until", "switch", "try", "catch", "finally", "trap",
+        "begin", "process", "end", "data", "class", "enum", "using",
+    ];
+
+    fn is_native(name: &str) -> bool {
+        let lower = name.to_ascii_lowercase();
+        if ALIASES.contains(&lower.as_str()) || KEYWORDS.contains(&lower.as_str()) {
+            return false;
+        }
+        let base = lower.rsplit(['\\', '/']).next().unwrap_or(&lower);
+        // Verb-Noun names are cmdlets or functions; a path or a name with an extension is a file.
+        let has_path = lower.contains(['\\', '/']) || base.contains('.');
+        if !has_path && base.contains('-') {
+            return false;
+        }
+        !name.starts_with('$')
+    }
+
+    /// Named node kinds the `iec-windows` argument parser evaluates as PowerShell does.
+    fn judged_kind(kind: &str) -> bool {
+        matches!(
+            kind,
+            "command_parameter"
+                | "generic_token"
+                | "command_argument_sep"
+                | "array_literal_expression"
+                | "unary_expression"
+                | "string_literal"
+                | "verbatim_string_characters"
+                | "expandable_string_literal"
+                | "integer_literal"
+                | "decimal_integer_literal"
+        )
+    }
+
+    fn unjudged_kind(n: Node<'_>) -> Option<String> {
+        if n.is_named() && !judged_kind(n.kind()) {
+            return Some(n.kind().to_string());
+        }
+        let mut c = n.walk();
+        let kids: Vec<Node<'_>> = n.children(&mut c).collect();
+        kids.into_iter().find_map(unjudged_kind)
+    }
+
+    fn collect(n: Node<'_>, src: &str, out: &mut Vec<NativeCall>) {
+        if n.kind() == "command" {
+            let mut c = n.walk();
+            let kids: Vec<Node<'_>> = n.children(&mut c).collect();
+            if let Some(name) = kids.iter().find(|k| k.kind() == "command_name") {
+                let program = src[name.byte_range()].to_string();
+                if is_native(&program) {
+                    let mut args_text = String::new();
+                    let mut unjudgeable = None;
+                    if let Some(el) = kids.iter().find(|k| k.kind() == "command_elements") {
+                        let mut c2 = el.walk();
+                        for a in el.children(&mut c2) {
+                            if a.kind().contains("redirection") {
+                                args_text.push(' ');
+                                continue;
+                            }
+                            if unjudgeable.is_none() {
+                                unjudgeable = unjudged_kind(a).map(|k| match k.as_str() {
+                                    "variable" => {
+                                        "a variable, whose value is not known in check mode".to_string()
+                                    }
+                                    "stop_parsing" => "--% (stop-parsing), passed raw".to_string(),
+                                    k => format!(
+                                        "`{k}`, which the iec-windows argument parser does not evaluate"
+                                    ),
+                                });
+                            }
+                            args_text.push_str(&src[a.byte_range()]);
+                        }
+                    }
+                    out.push(NativeCall {
+                        program,
+                        args_text: args_text.trim().to_string(),
+                        unjudgeable,
+                    });
+                }
+            }
+        }
+        let mut c = n.walk();
+        let kids: Vec<Node<'_>> = n.children(&mut c).collect();
+        for k in kids {
+            collect(k, src, out);
+        }
+    }
+
+    /// The native programs the script calls, in source order.
+    pub fn native_calls(src: &str) -> Vec<NativeCall> {
+        with_tree(src, |root| {
+            let mut out = Vec::new();
+            collect(root, src, &mut out);
+            out
+        })
+        .unwrap_or_default()
+    }
+}
