@@ -1,0 +1,104 @@
+//! `iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] PAYLOAD...`
+//!
+//! Runs real Claude Code VERSION (installed from npm into ~/.cache/iec/harnesses unless --bin is
+//! given) against the replay server, one Bash tool call per PAYLOAD, and prints what each
+//! witness saw, next to the same payload run as `bash -c PAYLOAD`.
+//! `iec-harness install VERSION` only installs and prints the launcher.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use iec_harness::{install_claude_code, run_claude_code_with, RunOptions};
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] PAYLOAD...\n       iec-harness install VERSION"
+    );
+    std::process::exit(2);
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let sub = args.next().unwrap_or_else(|| usage());
+    match sub.as_str() {
+        "install" => {
+            let v = args.next().unwrap_or_else(|| usage());
+            match install_claude_code(&v) {
+                Ok(l) => println!("{}", serde_json::to_string(&l).unwrap()),
+                Err(e) => {
+                    eprintln!("iec-harness: {e:#}");
+                    std::process::exit(2);
+                }
+            }
+        }
+        "claude-code" => {
+            let version = args.next().unwrap_or_else(|| usage());
+            let mut bin = None;
+            let mut timeout = 60u64;
+            let mut json = false;
+            let mut payloads = Vec::new();
+            let mut rest = args.peekable();
+            while let Some(a) = rest.next() {
+                match a.as_str() {
+                    "--bin" => bin = Some(PathBuf::from(rest.next().unwrap_or_else(|| usage()))),
+                    "--timeout" => {
+                        timeout = rest
+                            .next()
+                            .and_then(|s| s.parse().ok())
+                            .unwrap_or_else(|| usage())
+                    }
+                    "--json" => json = true,
+                    "--" => payloads.extend(rest.by_ref()),
+                    _ => payloads.push(a),
+                }
+            }
+            if payloads.is_empty() {
+                usage();
+            }
+            let opts = RunOptions {
+                version,
+                bin,
+                payloads,
+                timeout: Duration::from_secs(timeout),
+                probe: None,
+            };
+            let run = match run_claude_code_with(&opts) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("iec-harness: {e:#}");
+                    std::process::exit(2);
+                }
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&run).unwrap());
+                return;
+            }
+            println!(
+                "claude-code {}: exit {:?}{} in {} ms; unknown paths: {:?}",
+                run.version,
+                run.exit_code,
+                if run.timed_out { " (timed out)" } else { "" },
+                run.elapsed_ms,
+                run.unknown_paths
+            );
+            for r in &run.results {
+                println!("payload   {:?}", r.payload);
+                println!("  outer   {:?}", r.outer);
+                println!(
+                    "  probe   {:?}",
+                    r.probe.iter().map(|p| &p.argv).collect::<Vec<_>>()
+                );
+                match &r.tool_result {
+                    Some(t) => println!("  result  is_error={} {:?}", t.is_error, t.content),
+                    None => println!("  result  (none recorded)"),
+                }
+                println!(
+                    "  direct  {:?} exit {:?}",
+                    r.direct.probe.iter().map(|p| &p.argv).collect::<Vec<_>>(),
+                    r.direct.exit_code
+                );
+            }
+        }
+        _ => usage(),
+    }
+}

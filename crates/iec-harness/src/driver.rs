@@ -1,0 +1,521 @@
+//! The harness driver: installs a pinned Claude Code from npm, runs it headless against the
+//! replay server with witnesses, and runs each payload directly with `bash -c` as the reference.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+use crate::probe::{self, ProbeRecord, PROBE_LOG_ENV};
+use crate::server::{RecordedRequest, ReplayServer, Script, ToolResult};
+
+/// Environment variable naming the bash witness log (the `BASH_ENV` file appends to it).
+pub const BASH_LOG_ENV: &str = "IEC_BASH_ENV_LOG";
+
+/// The `BASH_ENV` witness in observe mode: it appends `$BASH_EXECUTION_STRING` (NUL-terminated)
+/// to the log and returns; the command still runs.
+pub const BASH_ENV_SCRIPT: &str = r#"# iec-harness BASH_ENV witness (observe mode: records, does not exit)
+if builtin test -n "${IEC_BASH_ENV_LOG-}" && builtin test -n "${BASH_EXECUTION_STRING+set}"; then
+  builtin printf '%s\0' "$BASH_EXECUTION_STRING" >> "$IEC_BASH_ENV_LOG"
+fi
+"#;
+
+/// How to start a harness: a program and the arguments before Claude Code's own.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Launcher {
+    pub program: PathBuf,
+    pub prefix_args: Vec<OsString>,
+}
+
+impl Launcher {
+    /// A launcher for `bin`: `node bin` for a `.js`/`.cjs`/`.mjs` file, else `bin` itself.
+    pub fn for_bin(bin: &Path) -> Launcher {
+        let is_js = bin
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "js" | "cjs" | "mjs"));
+        if is_js {
+            Launcher {
+                program: PathBuf::from("node"),
+                prefix_args: vec![bin.as_os_str().to_owned()],
+            }
+        } else {
+            Launcher {
+                program: bin.to_path_buf(),
+                prefix_args: vec![],
+            }
+        }
+    }
+}
+
+/// Options for [`run_claude_code_with`].
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The Claude Code version (for the install directory and the report).
+    pub version: String,
+    /// A prebuilt `cli.js` or native binary; `None` installs the pinned npm package.
+    pub bin: Option<PathBuf>,
+    /// The payloads, one Bash tool call each, all in one harness launch.
+    pub payloads: Vec<String>,
+    /// Bound for the harness process (and, separately, each direct run).
+    pub timeout: Duration,
+    /// The argv probe program (linked as `argvprobe` first on `PATH`); `None` looks for
+    /// `IEC_ARGVPROBE`, then `iec-argvprobe` next to the current executable and its parent.
+    pub probe: Option<PathBuf>,
+}
+
+impl RunOptions {
+    pub fn new(version: &str, bin: Option<PathBuf>, payloads: &[&str]) -> Self {
+        RunOptions {
+            version: version.to_string(),
+            bin,
+            payloads: payloads.iter().map(|s| s.to_string()).collect(),
+            timeout: Duration::from_secs(60),
+            probe: None,
+        }
+    }
+}
+
+/// What one direct `bash -c PAYLOAD` run showed.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DirectRun {
+    /// What bash received as `$BASH_EXECUTION_STRING` (each bash started, in order).
+    pub bash_strings: Vec<String>,
+    /// The argv of each probe invocation.
+    pub probe: Vec<ProbeRecord>,
+    pub stdout: String,
+    pub stderr: String,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+}
+
+/// What one payload showed through the harness, and directly.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PayloadResult {
+    pub payload: String,
+    /// The `command` the replay server emitted in the `tool_use` block.
+    pub emitted: String,
+    /// The outer text the harness's bash received (the `$BASH_EXECUTION_STRING` that carries
+    /// the wrapper: contains `eval`, else the first that mentions the payload's first word).
+    pub outer: Option<String>,
+    /// Every `$BASH_EXECUTION_STRING` logged while this payload's turn was active.
+    pub bash_strings: Vec<String>,
+    /// The argv of each probe invocation during this payload's turn.
+    pub probe: Vec<ProbeRecord>,
+    /// The tool result the harness sent back (from the recorded next request).
+    pub tool_result: Option<ToolResult>,
+    /// The same payload run as `bash -c PAYLOAD` with the same witnesses.
+    pub direct: DirectRun,
+}
+
+/// The whole run of one harness launch.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HarnessRun {
+    pub version: String,
+    pub launcher: Launcher,
+    pub results: Vec<PayloadResult>,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub elapsed_ms: u128,
+    /// The harness's stdout (stream-json lines) and stderr.
+    pub stdout: String,
+    pub stderr: String,
+    pub requests: Vec<RecordedRequest>,
+    pub unknown_paths: Vec<String>,
+}
+
+/// Runs Claude Code `version` (installed from npm unless `bin` is given) on `payloads`.
+pub fn run_claude_code(
+    version: &str,
+    bin: Option<PathBuf>,
+    payloads: &[&str],
+) -> anyhow::Result<Vec<PayloadResult>> {
+    Ok(run_claude_code_with(&RunOptions::new(version, bin, payloads))?.results)
+}
+
+/// The cache directory for installed harnesses: `~/.cache/iec/harnesses`.
+pub fn harness_cache_dir() -> anyhow::Result<PathBuf> {
+    let home = std::env::var_os("HOME").context("HOME is not set")?;
+    Ok(PathBuf::from(home).join(".cache/iec/harnesses"))
+}
+
+/// The launcher inside an installed `claude-code-<ver>` directory, if complete.
+pub fn installed_launcher(dir: &Path) -> Option<Launcher> {
+    let pkg = dir.join("node_modules/@anthropic-ai/claude-code");
+    let cli = pkg.join("cli.js");
+    if cli.is_file() {
+        return Some(Launcher::for_bin(&cli));
+    }
+    let platform = match std::env::consts::ARCH {
+        "aarch64" => "claude-code-linux-arm64",
+        _ => "claude-code-linux-x64",
+    };
+    let native = dir
+        .join("node_modules/@anthropic-ai")
+        .join(platform)
+        .join("claude");
+    if native.is_file() {
+        return Some(Launcher::for_bin(&native));
+    }
+    None
+}
+
+/// Installs `@anthropic-ai/claude-code@<version>` into `~/.cache/iec/harnesses/claude-code-<ver>`
+/// (reused when present) and returns how to launch it. Scripts are not run (`--ignore-scripts`):
+/// a pure-JS release runs as `node cli.js`, a native release as its platform package's binary.
+pub fn install_claude_code(version: &str) -> anyhow::Result<Launcher> {
+    if version.is_empty()
+        || !version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+    {
+        bail!("bad Claude Code version {version:?}");
+    }
+    let cache = harness_cache_dir()?;
+    let dir = cache.join(format!("claude-code-{version}"));
+    if let Some(l) = installed_launcher(&dir) {
+        return Ok(l);
+    }
+    std::fs::create_dir_all(&cache)?;
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("claude-code-{version}.tmp-"))
+        .tempdir_in(&cache)?;
+    let spec = format!("@anthropic-ai/claude-code@{version}");
+    // First without optional dependencies (a pure-JS release needs none); a native release keeps
+    // its binary in an optional platform package, so a second pass installs those.
+    let mut last_err = String::new();
+    for omit in [true, false] {
+        let mut cmd = Command::new("npm");
+        cmd.arg("install").arg("--prefix").arg(tmp.path()).args([
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ]);
+        if omit {
+            cmd.arg("--omit=optional");
+        }
+        cmd.arg(&spec).stdin(Stdio::null());
+        let out = cmd
+            .output()
+            .with_context(|| "cannot run npm (is node/npm installed?)")?;
+        if !out.status.success() {
+            last_err = format!(
+                "npm install {spec} failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            continue;
+        }
+        if installed_launcher(tmp.path()).is_some() {
+            let tmp_path = tmp.keep();
+            match std::fs::rename(&tmp_path, &dir) {
+                Ok(()) => {}
+                Err(_) if installed_launcher(&dir).is_some() => {
+                    // Another process installed it meanwhile.
+                    let _ = std::fs::remove_dir_all(&tmp_path);
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&tmp_path);
+                    return Err(e).context(format!("moving the install to {}", dir.display()));
+                }
+            }
+            return installed_launcher(&dir)
+                .with_context(|| format!("install vanished from {}", dir.display()));
+        }
+        last_err = format!("npm installed {spec} but neither cli.js nor a platform binary exists");
+    }
+    bail!("{last_err}")
+}
+
+/// Finds the argv probe program.
+pub fn find_probe() -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("IEC_ARGVPROBE") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe()?;
+    let mut dir = exe.parent();
+    for _ in 0..2 {
+        let Some(d) = dir else { break };
+        let p = d.join("iec-argvprobe");
+        if p.is_file() {
+            return Ok(p);
+        }
+        dir = d.parent();
+    }
+    bail!("cannot find the iec-argvprobe program (build it with `cargo build -p iec-harness`, or set IEC_ARGVPROBE)")
+}
+
+/// A private workspace for one run: HOME, TMPDIR, the scratch cwd, PATH's probe directory and
+/// the witness files.
+struct Sandbox {
+    _root: tempfile::TempDir,
+    home: PathBuf,
+    tmp: PathBuf,
+    cwd: PathBuf,
+    bin: PathBuf,
+    bash_env: PathBuf,
+    bash_log: PathBuf,
+    probe_log: PathBuf,
+}
+
+impl Sandbox {
+    fn new(probe: &Path) -> anyhow::Result<Sandbox> {
+        let root = tempfile::Builder::new().prefix("iec-harness-").tempdir()?;
+        let r = root.path().to_path_buf();
+        let s = Sandbox {
+            home: r.join("home"),
+            tmp: r.join("tmp"),
+            cwd: r.join("work"),
+            bin: r.join("bin"),
+            bash_env: r.join("bash_env.sh"),
+            bash_log: r.join("bash.log"),
+            probe_log: r.join("probe.log"),
+            _root: root,
+        };
+        for d in [&s.home, &s.tmp, &s.cwd, &s.bin] {
+            std::fs::create_dir_all(d)?;
+        }
+        std::fs::write(&s.bash_env, BASH_ENV_SCRIPT)?;
+        std::os::unix::fs::symlink(probe, s.bin.join("argvprobe")).context("linking argvprobe")?;
+        std::fs::write(&s.bash_log, b"")?;
+        std::fs::write(&s.probe_log, b"")?;
+        Ok(s)
+    }
+
+    fn env(&self) -> Vec<(OsString, OsString)> {
+        let mut path = OsString::from(&self.bin);
+        path.push(":");
+        path.push(std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()));
+        let mut v: Vec<(OsString, OsString)> = vec![
+            ("PATH".into(), path),
+            ("HOME".into(), self.home.clone().into()),
+            ("TMPDIR".into(), self.tmp.clone().into()),
+            ("SHELL".into(), "/bin/bash".into()),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("TERM".into(), "dumb".into()),
+            ("BASH_ENV".into(), self.bash_env.clone().into()),
+            (BASH_LOG_ENV.into(), self.bash_log.clone().into()),
+            (PROBE_LOG_ENV.into(), self.probe_log.clone().into()),
+        ];
+        for k in ["USER", "LOGNAME"] {
+            if let Some(val) = std::env::var_os(k) {
+                v.push((k.into(), val));
+            }
+        }
+        v
+    }
+
+    fn log_lens(&self) -> (u64, u64) {
+        let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        (len(&self.bash_log), len(&self.probe_log))
+    }
+
+    fn read_logs(&self) -> (Vec<u8>, Vec<u8>) {
+        (
+            std::fs::read(&self.bash_log).unwrap_or_default(),
+            std::fs::read(&self.probe_log).unwrap_or_default(),
+        )
+    }
+
+    fn truncate_logs(&self) -> anyhow::Result<()> {
+        std::fs::write(&self.bash_log, b"")?;
+        std::fs::write(&self.probe_log, b"")?;
+        Ok(())
+    }
+}
+
+/// The NUL-terminated strings of a bash witness log.
+fn split_bash_log(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .collect()
+}
+
+struct Finished {
+    exit_code: Option<i32>,
+    timed_out: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cmd` in its own process group with stdout/stderr to files, bounded by `timeout`; the
+/// whole group is killed at the end either way.
+fn run_bounded(mut cmd: Command, out_dir: &Path, tag: &str, timeout: Duration) -> anyhow::Result<Finished> {
+    let out_path = out_dir.join(format!("{tag}.stdout"));
+    let err_path = out_dir.join(format!("{tag}.stderr"));
+    cmd.stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path)?)
+        .stderr(std::fs::File::create(&err_path)?)
+        .process_group(0);
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("spawning {:?}", cmd.get_program()))?;
+    let pgid = child.id() as libc::pid_t;
+    let deadline = Instant::now() + timeout;
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break Some(st);
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    // SAFETY: killpg on the group we created; ESRCH when it is already gone is fine.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+    let status = match status {
+        Some(s) => Some(s),
+        None => child.wait().ok(),
+    };
+    Ok(Finished {
+        exit_code: if timed_out {
+            None
+        } else {
+            status.and_then(|s| s.code())
+        },
+        timed_out,
+        stdout: String::from_utf8_lossy(&std::fs::read(&out_path).unwrap_or_default()).into_owned(),
+        stderr: String::from_utf8_lossy(&std::fs::read(&err_path).unwrap_or_default()).into_owned(),
+    })
+}
+
+/// Picks the wrapper's `$BASH_EXECUTION_STRING` from a turn's logged strings.
+fn pick_outer(strings: &[String], payload: &str) -> Option<String> {
+    if let Some(s) = strings.iter().find(|s| s.contains("eval")) {
+        return Some(s.clone());
+    }
+    let first_word = payload.split_whitespace().next().unwrap_or("");
+    strings
+        .iter()
+        .find(|s| !first_word.is_empty() && s.contains(first_word))
+        .cloned()
+}
+
+/// Runs one harness launch with all payloads, then each payload directly.
+pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
+    let launcher = match &opts.bin {
+        Some(b) => Launcher::for_bin(b),
+        None => install_claude_code(&opts.version)?,
+    };
+    let probe = match &opts.probe {
+        Some(p) => p.clone(),
+        None => find_probe()?,
+    };
+    let sb = Arc::new(Sandbox::new(&probe)?);
+
+    // Marks: log lengths when turn k's request first arrives (payload k starts after it).
+    let marks: Arc<Mutex<Vec<Option<(u64, u64)>>>> =
+        Arc::new(Mutex::new(vec![None; opts.payloads.len() + 1]));
+    let mut script = Script::commands(opts.payloads.iter().cloned());
+    {
+        let marks = marks.clone();
+        let sb = sb.clone();
+        script.on_turn = Some(Arc::new(move |k| {
+            let mut m = marks.lock().unwrap();
+            if k < m.len() && m[k].is_none() {
+                m[k] = Some(sb.log_lens());
+            }
+        }));
+    }
+    let (_addr, server) = ReplayServer::start(script)?;
+
+    let mut cmd = Command::new(&launcher.program);
+    cmd.args(&launcher.prefix_args)
+        .args([
+            "-p",
+            "go",
+            "--dangerously-skip-permissions",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .current_dir(&sb.cwd)
+        .env_clear()
+        .envs(sb.env())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("IS_SANDBOX", "1");
+    let started = Instant::now();
+    let fin = run_bounded(cmd, &sb.tmp, "harness", opts.timeout)?;
+    let elapsed_ms = started.elapsed().as_millis();
+    let requests = server.requests();
+    let unknown_paths = server.unknown_paths();
+    let tool_results: Vec<Option<ToolResult>> =
+        (0..opts.payloads.len()).map(|k| server.tool_result(k)).collect();
+    server.shutdown();
+
+    let (bash_bytes, probe_bytes) = sb.read_logs();
+    let end = (bash_bytes.len() as u64, probe_bytes.len() as u64);
+    let marks = marks.lock().unwrap().clone();
+    let mut harness_parts = Vec::new();
+    for k in 0..opts.payloads.len() {
+        let (strings, probes) = match marks[k] {
+            None => (vec![], vec![]),
+            Some(start) => {
+                let stop = marks[k + 1].unwrap_or(end);
+                let b = &bash_bytes[start.0 as usize..(stop.0.max(start.0) as usize).min(bash_bytes.len())];
+                let p = &probe_bytes[start.1 as usize..(stop.1.max(start.1) as usize).min(probe_bytes.len())];
+                (split_bash_log(b), probe::parse_log(p))
+            }
+        };
+        harness_parts.push((strings, probes));
+    }
+
+    // The reference: each payload directly as `bash -c PAYLOAD`, same witnesses.
+    let mut results = Vec::new();
+    for (k, ((strings, probes), tool_result)) in harness_parts.into_iter().zip(tool_results).enumerate() {
+        let payload = opts.payloads[k].clone();
+        sb.truncate_logs()?;
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(&payload)
+            .current_dir(&sb.cwd)
+            .env_clear()
+            .envs(sb.env());
+        let d = run_bounded(cmd, &sb.tmp, &format!("direct-{k}"), opts.timeout)?;
+        let (b, p) = sb.read_logs();
+        let direct = DirectRun {
+            bash_strings: split_bash_log(&b),
+            probe: probe::parse_log(&p),
+            stdout: d.stdout,
+            stderr: d.stderr,
+            exit_code: d.exit_code,
+            timed_out: d.timed_out,
+        };
+        results.push(PayloadResult {
+            outer: pick_outer(&strings, &payload),
+            emitted: payload.clone(),
+            payload,
+            bash_strings: strings,
+            probe: probes,
+            tool_result,
+            direct,
+        });
+    }
+
+    Ok(HarnessRun {
+        version: opts.version.clone(),
+        launcher,
+        results,
+        exit_code: fin.exit_code,
+        timed_out: fin.timed_out,
+        elapsed_ms,
+        stdout: fin.stdout,
+        stderr: fin.stderr,
+        requests,
+        unknown_paths,
+    })
+}

@@ -1,0 +1,15 @@
+//! Real harness runs: a replay Anthropic Messages API server ([`server`]) and a driver
+//! ([`driver`]) that runs a real, pinned Claude Code headless against it, with a `BASH_ENV`
+//! witness and an argv probe ([`probe`]), and runs each payload directly with `bash -c` as the
+//! reference. See this crate's README.md.
+
+pub mod driver;
+pub mod probe;
+pub mod server;
+
+pub use driver::{
+    install_claude_code, run_claude_code, run_claude_code_with, DirectRun, HarnessRun, Launcher,
+    PayloadResult, RunOptions,
+};
+pub use probe::ProbeRecord;
+pub use server::{RecordedRequest, ReplayHandle, ReplayServer, Script, ToolResult};
