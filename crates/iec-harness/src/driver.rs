@@ -126,6 +126,10 @@ pub struct HarnessRun {
     pub stderr: String,
     pub requests: Vec<RecordedRequest>,
     pub unknown_paths: Vec<String>,
+    /// The whole bash witness log of the harness launch (all turns, start-up included).
+    pub bash_log: Vec<String>,
+    /// The whole probe log of the harness launch.
+    pub probe_log: Vec<ProbeRecord>,
 }
 
 /// Runs Claude Code `version` (installed from npm unless `bin` is given) on `payloads`.
@@ -281,6 +285,15 @@ impl Sandbox {
             std::fs::create_dir_all(d)?;
         }
         std::fs::write(&s.bash_env, BASH_ENV_SCRIPT)?;
+        // A login bash (`bash -l -c`, as the harness may start it) reads ~/.bash_profile instead
+        // of BASH_ENV; the private HOME's profile runs the same witness.
+        std::fs::write(
+            s.home.join(".bash_profile"),
+            format!(
+                "# iec-harness login witness\n. '{}'\n",
+                s.bash_env.display()
+            ),
+        )?;
         std::os::unix::fs::symlink(probe, s.bin.join("argvprobe")).context("linking argvprobe")?;
         std::fs::write(&s.bash_log, b"")?;
         std::fs::write(&s.probe_log, b"")?;
@@ -298,6 +311,10 @@ impl Sandbox {
             ("SHELL".into(), "/bin/bash".into()),
             ("LANG".into(), "C.UTF-8".into()),
             ("TERM".into(), "dumb".into()),
+            // bash skips BASH_ENV (and sources ~/.bashrc instead) when its stdin is a socket
+            // and SHLVL < 2 ("run by rshd"); Node's "pipe" stdin is a socketpair. As if started
+            // from a login shell, SHLVL=1 makes the harness's bash level 2.
+            ("SHLVL".into(), "1".into()),
             ("BASH_ENV".into(), self.bash_env.clone().into()),
             (BASH_LOG_ENV.into(), self.bash_log.clone().into()),
             (PROBE_LOG_ENV.into(), self.probe_log.clone().into()),
@@ -475,6 +492,8 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
     }
 
     // The reference: each payload directly as `bash -c PAYLOAD`, same witnesses.
+    let bash_bytes_all = bash_bytes.clone();
+    let probe_bytes_all = probe_bytes.clone();
     let mut results = Vec::new();
     for (k, ((strings, probes), tool_result)) in harness_parts.into_iter().zip(tool_results).enumerate() {
         let payload = opts.payloads[k].clone();
@@ -517,5 +536,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
         stderr: fin.stderr,
         requests,
         unknown_paths,
+        bash_log: split_bash_log(&bash_bytes_all),
+        probe_log: probe::parse_log(&probe_bytes_all),
     })
 }
