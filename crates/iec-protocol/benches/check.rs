@@ -1,5 +1,6 @@
 //! `cargo bench -p iec-protocol --bench check`: latency of `check` per call, warm witnesses
-//! against a naive witness that starts a new bash for every hop, in the same run. Prints p50
+//! against a naive witness that starts a new bash for every hop (a `BASH_ENV` witness for the
+//! process interface, a fresh bash for every parse and expansion), in the same run. Prints p50
 //! and p99 per launch and text size as a Markdown table (copied into BENCHMARKS.md).
 //! IEC_BENCH_ITERS sets the warm sample count (default 2000; the naive one is a tenth).
 
@@ -36,12 +37,18 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-fn sample(pool: &BashPool, launch: &iec_launches::Launch, text: &str, n: usize) -> Vec<Duration> {
+fn sample(
+    pool: &BashPool,
+    opts: Options,
+    launch: &iec_launches::Launch,
+    text: &str,
+    n: usize,
+) -> Vec<Duration> {
     let call = call_for_text(launch, text);
     let mut v = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        let r = check(launch, &call, pool, Options::default()).unwrap();
+        let r = check(launch, &call, pool, opts).unwrap();
         v.push(t.elapsed());
         std::hint::black_box(r);
     }
@@ -75,9 +82,19 @@ fn main() {
                 .unwrap()
                 .verdict;
             // Warm up the pool before sampling.
-            let _ = sample(&warm, l, &text, 20);
-            let w = sample(&warm, l, &text, if size > 10_000 { iters / 10 } else { iters });
-            let c = sample(&cold, l, &text, (iters / 10).max(20));
+            let warm_opts = Options::default();
+            // The naive witness starts a new bash for every hop it observes: the process
+            // interface (a BASH_ENV witness) and every parse or expansion.
+            let naive_opts = Options { spawn_witness: true };
+            let _ = sample(&warm, warm_opts, l, &text, 20);
+            let w = sample(
+                &warm,
+                warm_opts,
+                l,
+                &text,
+                if size > 10_000 { iters / 10 } else { iters },
+            );
+            let c = sample(&cold, naive_opts, l, &text, (iters / 10).max(20));
             println!(
                 "| {id} | {label} ({} B) | {} | {} | {} | {} | {} | {:.0}× |",
                 text.len(),
