@@ -99,6 +99,8 @@ pub struct PayloadResult {
     pub payload: String,
     /// The `command` the replay server emitted in the `tool_use` block.
     pub emitted: String,
+    /// The `command` of that call as the harness echoed it back in its next request.
+    pub echoed: Option<String>,
     /// The outer text the harness's bash received (the `$BASH_EXECUTION_STRING` that carries
     /// the wrapper: contains `eval`, else the first that mentions the payload's first word).
     pub outer: Option<String>,
@@ -289,10 +291,7 @@ impl Sandbox {
         // of BASH_ENV; the private HOME's profile runs the same witness.
         std::fs::write(
             s.home.join(".bash_profile"),
-            format!(
-                "# iec-harness login witness\n. '{}'\n",
-                s.bash_env.display()
-            ),
+            format!("# iec-harness login witness\n. '{}'\n", s.bash_env.display()),
         )?;
         std::os::unix::fs::symlink(probe, s.bin.join("argvprobe")).context("linking argvprobe")?;
         std::fs::write(&s.bash_log, b"")?;
@@ -472,6 +471,13 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
     let unknown_paths = server.unknown_paths();
     let tool_results: Vec<Option<ToolResult>> =
         (0..opts.payloads.len()).map(|k| server.tool_result(k)).collect();
+    let echoed: Vec<Option<String>> = (0..opts.payloads.len())
+        .map(|k| {
+            server
+                .echoed_input(k)
+                .and_then(|v| v.get("command")?.as_str().map(String::from))
+        })
+        .collect();
     server.shutdown();
 
     let (bash_bytes, probe_bytes) = sb.read_logs();
@@ -517,6 +523,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
         results.push(PayloadResult {
             outer: pick_outer(&strings, &payload),
             emitted: payload.clone(),
+            echoed: echoed[k].clone(),
             payload,
             bash_strings: strings,
             probe: probes,

@@ -205,6 +205,25 @@ impl ReplayHandle {
             .find_map(|r| tool_results(&r.body).into_iter().find(|t| t.tool_use_id == id))
     }
 
+    /// The `input` of the script's tool call `k` as the harness echoed it back in the assistant
+    /// turn of a later request (the harness's own record of what the model emitted).
+    pub fn echoed_input(&self, k: usize) -> Option<Value> {
+        let id = tool_use_id(k);
+        self.requests().iter().find_map(|r| {
+            r.body
+                .get("messages")?
+                .as_array()?
+                .iter()
+                .filter_map(|m| m.get("content")?.as_array())
+                .flatten()
+                .find(|b| {
+                    b.get("type").and_then(Value::as_str) == Some("tool_use")
+                        && b.get("id").and_then(Value::as_str) == Some(id.as_str())
+                })
+                .and_then(|b| b.get("input").cloned())
+        })
+    }
+
     /// Stops the server and waits for its thread.
     pub fn shutdown(mut self) {
         self.stop_now();
