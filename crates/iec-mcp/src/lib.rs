@@ -11,6 +11,7 @@
 //! current-thread runtime built with `enable_all()`).
 
 pub mod exec;
+pub mod framing;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -315,12 +316,31 @@ impl ServerHandler for IecMcp {
 }
 
 /// Serves the MCP protocol on this process's stdin/stdout until the client
-/// closes stdin. Call from inside a tokio runtime with IO and time enabled.
+/// closes stdin. Call from inside a tokio runtime with IO and time enabled
+/// (multi-thread or current-thread).
 pub async fn serve_stdio() -> anyhow::Result<()> {
-    let service = IecMcp::new()
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| anyhow::anyhow!("MCP initialization failed: {e}"))?;
-    service.waiting().await?;
-    Ok(())
+    serve(tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serves the MCP protocol on any line-oriented byte stream pair; every input
+/// line passes the [`framing`] guard first.
+pub async fn serve<I, O>(input: I, output: O) -> anyhow::Result<()>
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (server_side, our_side) = tokio::io::duplex(1 << 16);
+    let (from_rmcp, to_rmcp) = tokio::io::split(our_side);
+    let pump = tokio::spawn(framing::pump(input, output, to_rmcp, from_rmcp));
+    let served = async {
+        let service = IecMcp::new()
+            .serve(server_side)
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP initialization failed: {e}"))?;
+        service.waiting().await?;
+        anyhow::Ok(())
+    }
+    .await;
+    pump.await?;
+    served
 }
