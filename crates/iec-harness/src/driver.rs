@@ -326,6 +326,11 @@ impl Sandbox {
         v
     }
 
+    /// The environment entry that marks this sandbox's processes.
+    fn marker(&self) -> String {
+        format!("{PROBE_LOG_ENV}={}", self.probe_log.display())
+    }
+
     fn log_lens(&self) -> (u64, u64) {
         let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
         (len(&self.bash_log), len(&self.probe_log))
@@ -363,7 +368,44 @@ struct Finished {
 
 /// Runs `cmd` in its own process group with stdout/stderr to files, bounded by `timeout`; the
 /// whole group is killed at the end either way.
-fn run_bounded(mut cmd: Command, out_dir: &Path, tag: &str, timeout: Duration) -> anyhow::Result<Finished> {
+/// SIGKILLs every process whose environment carries `marker` (a `NAME=value` entry unique to one
+/// sandbox): descendants that left the process group (a harness may spawn its shells detached)
+/// still inherit the witness variables. Only processes of this user are readable.
+pub fn kill_marked(marker: &str) -> usize {
+    let me = std::process::id();
+    let mut killed = 0;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()) {
+            // SAFETY: plain kill(2) of a pid we just read; a reused pid would have to carry the
+            // sandbox's unique marker too.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+            killed += 1;
+        }
+    }
+    killed
+}
+
+fn run_bounded(
+    mut cmd: Command,
+    out_dir: &Path,
+    tag: &str,
+    timeout: Duration,
+    marker: &str,
+) -> anyhow::Result<Finished> {
     let out_path = out_dir.join(format!("{tag}.stdout"));
     let err_path = out_dir.join(format!("{tag}.stderr"));
     cmd.stdin(Stdio::null())
@@ -390,6 +432,7 @@ fn run_bounded(mut cmd: Command, out_dir: &Path, tag: &str, timeout: Duration) -
     unsafe {
         libc::killpg(pgid, libc::SIGKILL);
     }
+    kill_marked(marker);
     let status = match status {
         Some(s) => Some(s),
         None => child.wait().ok(),
@@ -465,7 +508,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
         .env("DISABLE_AUTOUPDATER", "1")
         .env("IS_SANDBOX", "1");
     let started = Instant::now();
-    let fin = run_bounded(cmd, &sb.tmp, "harness", opts.timeout)?;
+    let fin = run_bounded(cmd, &sb.tmp, "harness", opts.timeout, &sb.marker())?;
     let elapsed_ms = started.elapsed().as_millis();
     let requests = server.requests();
     let unknown_paths = server.unknown_paths();
@@ -510,7 +553,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
             .current_dir(&sb.cwd)
             .env_clear()
             .envs(sb.env());
-        let d = run_bounded(cmd, &sb.tmp, &format!("direct-{k}"), opts.timeout)?;
+        let d = run_bounded(cmd, &sb.tmp, &format!("direct-{k}"), opts.timeout, &sb.marker())?;
         let (b, p) = sb.read_logs();
         let direct = DirectRun {
             bash_strings: split_bash_log(&b),

@@ -118,7 +118,10 @@ fn claude_code_2_1_72_escapes_bang_and_loses_pid_in_a_pipe() {
     assert_eq!(d.len(), 1);
     assert!(d[0].len() == 1 && is_pid_arg(&d[0][0]), "{d:?}");
     let outer = pid.outer.as_deref().expect("wrapper seen by BASH_ENV");
-    assert!(outer.contains("eval 'argvprobe PID\\= < /dev/null | cat'"), "{outer}");
+    assert!(
+        outer.contains("eval 'argvprobe PID\\= < /dev/null | cat'"),
+        "{outer}"
+    );
 }
 
 #[test]
@@ -150,7 +153,10 @@ fn claude_code_2_1_332_keeps_bang_and_refuses_a_cr() {
     assert!(crlf.probe.is_empty(), "{:?}", crlf.probe);
     assert!(crlf.outer.is_none(), "{:?}", crlf.outer);
     // Directly, bash runs both lines (the CR stays in the first argument).
-    assert_eq!(direct_argvs(crlf), vec![vec!["a\r".to_string()], vec!["b".to_string()]]);
+    assert_eq!(
+        direct_argvs(crlf),
+        vec![vec!["a\r".to_string()], vec!["b".to_string()]]
+    );
 
     // The pipe keeps `$$`.
     let a = argvs(pid);
