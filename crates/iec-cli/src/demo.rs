@@ -42,39 +42,35 @@ pub fn run(json: bool) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
     }
-    let ids: Vec<&str> = launches.iter().map(|l| l.id.as_str()).collect();
-    println!(
-        "Checked without executing anything: {} calls × {} launches.",
-        CALLS.len(),
-        ids.len()
-    );
-    println!("ok = corresponds; X@hop:mechanism = diverges (s silent, L loud); ? = unknown\n");
-    for (i, id) in ids.iter().enumerate() {
-        println!("  L{i:<2} {id}");
+    println!("Checked without executing anything: {} calls × {} launches.", CALLS.len(), launches.len());
+    println!("ok = corresponds; hop:mechanism = diverges, s silent / L loud; ? = unknown\n");
+    for (i, (name, text)) in CALLS.iter().enumerate() {
+        println!("  C{:<2} {name:<19} {}", i + 1, text.replace('\n', "⏎").replace('\r', "\\r"));
     }
-    print!("\n{:<20}", "call");
-    for i in 0..ids.len() {
-        print!(" {:<13}", format!("L{i}"));
+    print!("\n{:<30}", "launch");
+    for i in 0..CALLS.len() {
+        print!(" {:<7}", format!("C{}", i + 1));
     }
     println!();
-    for (name, _, cells) in &rows {
-        print!("{name:<20}");
-        for r in cells {
+    for (j, l) in launches.iter().enumerate() {
+        print!("{:<30}", l.id);
+        for (_, _, cells) in &rows {
+            let r = &cells[j];
             let cell = match (&r.verdict, &r.first_divergence) {
                 (Verdict::Corresponds, _) => "ok".to_string(),
                 (Verdict::Diverges, Some(fd)) => format!(
-                    "X@{}:{}{}",
+                    "{}:{}{}",
                     short_hop(&fd.hop_name),
                     short_mech(fd.mechanism.as_str()),
                     if fd.silent { "s" } else { "L" }
                 ),
                 _ => "?".to_string(),
             };
-            print!(" {cell:<13}");
+            print!(" {cell:<7}");
         }
         println!();
     }
-    println!("\nhops: in=tool-input rw=harness-rewrite wr=wrapper sp=spawn sh=shell ev=eval pg=program");
+    println!("\nhops: in=tool-input rw=harness-rewrite wr=wrapper sp=spawn sh=shell ev=eval pg=program nt=native");
     println!("mechanisms: qc=quote-consumption rx=re-expansion tr=truncation ar=arity-change ot=other");
     Ok(0)
 }
@@ -88,6 +84,7 @@ fn short_hop(h: &str) -> &'static str {
         "shell" => "sh",
         "eval" => "ev",
         "program" => "pg",
+        "native" => "nt",
         _ => "??",
     }
 }
