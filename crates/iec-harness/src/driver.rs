@@ -66,6 +66,9 @@ pub struct RunOptions {
     /// The argv probe program (linked as `argvprobe` first on `PATH`); `None` looks for
     /// `IEC_ARGVPROBE`, then `iec-argvprobe` next to the current executable and its parent.
     pub probe: Option<PathBuf>,
+    /// Install a PreToolUse hook (matcher `Bash`) in the private HOME's
+    /// `~/.claude/settings.json` that records its stdin: what the harness hands a hook.
+    pub hook_witness: bool,
 }
 
 impl RunOptions {
@@ -76,6 +79,7 @@ impl RunOptions {
             payloads: payloads.iter().map(|s| s.to_string()).collect(),
             timeout: Duration::from_secs(60),
             probe: None,
+            hook_witness: true,
         }
     }
 }
@@ -108,6 +112,8 @@ pub struct PayloadResult {
     pub bash_strings: Vec<String>,
     /// The argv of each probe invocation during this payload's turn.
     pub probe: Vec<ProbeRecord>,
+    /// The `tool_input` the PreToolUse hook received for this call (matched by `tool_use_id`).
+    pub hook_input: Option<serde_json::Value>,
     /// The tool result the harness sent back (from the recorded next request).
     pub tool_result: Option<ToolResult>,
     /// The same payload run as `bash -c PAYLOAD` with the same witnesses.
@@ -132,6 +138,8 @@ pub struct HarnessRun {
     pub bash_log: Vec<String>,
     /// The whole probe log of the harness launch.
     pub probe_log: Vec<ProbeRecord>,
+    /// Every PreToolUse hook stdin document, in order.
+    pub hook_log: Vec<serde_json::Value>,
 }
 
 /// Runs Claude Code `version` (installed from npm unless `bin` is given) on `payloads`.
@@ -267,6 +275,7 @@ struct Sandbox {
     bash_env: PathBuf,
     bash_log: PathBuf,
     probe_log: PathBuf,
+    hook_log: PathBuf,
 }
 
 impl Sandbox {
@@ -281,6 +290,7 @@ impl Sandbox {
             bash_env: r.join("bash_env.sh"),
             bash_log: r.join("bash.log"),
             probe_log: r.join("probe.log"),
+            hook_log: r.join("hook.log"),
             _root: root,
         };
         for d in [&s.home, &s.tmp, &s.cwd, &s.bin] {
@@ -294,6 +304,8 @@ impl Sandbox {
             format!("# iec-harness login witness\n. '{}'\n", s.bash_env.display()),
         )?;
         std::os::unix::fs::symlink(probe, s.bin.join("argvprobe")).context("linking argvprobe")?;
+        std::os::unix::fs::symlink(probe, s.bin.join(probe::HOOK_RECORDER_NAME))
+            .context("linking the hook recorder")?;
         std::fs::write(&s.bash_log, b"")?;
         std::fs::write(&s.probe_log, b"")?;
         Ok(s)
@@ -324,6 +336,33 @@ impl Sandbox {
             }
         }
         v
+    }
+
+    /// Writes `~/.claude/settings.json` with a PreToolUse hook for `Bash` that records its stdin.
+    fn install_hook_witness(&self) -> anyhow::Result<()> {
+        let dir = self.home.join(".claude");
+        std::fs::create_dir_all(&dir)?;
+        // The sandbox path is a tempdir name (alphanumeric), so plain single quotes suffice.
+        let command = format!(
+            "'{}' '{}'",
+            self.bin.join(probe::HOOK_RECORDER_NAME).display(),
+            self.hook_log.display()
+        );
+        let settings = serde_json::json!({"hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": command, "timeout": 30}]}]}});
+        std::fs::write(
+            dir.join("settings.json"),
+            serde_json::to_string_pretty(&settings)?,
+        )?;
+        Ok(())
+    }
+
+    /// The hook inputs recorded so far.
+    fn hook_inputs(&self) -> Vec<serde_json::Value> {
+        String::from_utf8_lossy(&std::fs::read(&self.hook_log).unwrap_or_default())
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
     }
 
     /// The environment entry that marks this sandbox's processes.
@@ -472,6 +511,9 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
         None => find_probe()?,
     };
     let sb = Arc::new(Sandbox::new(&probe)?);
+    if opts.hook_witness {
+        sb.install_hook_witness()?;
+    }
 
     // Marks: log lengths when turn k's request first arrives (payload k starts after it).
     let marks: Arc<Mutex<Vec<Option<(u64, u64)>>>> =
@@ -541,6 +583,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
     }
 
     // The reference: each payload directly as `bash -c PAYLOAD`, same witnesses.
+    let hooks = sb.hook_inputs();
     let bash_bytes_all = bash_bytes.clone();
     let probe_bytes_all = probe_bytes.clone();
     let mut results = Vec::new();
@@ -567,6 +610,13 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
             outer: pick_outer(&strings, &payload),
             emitted: payload.clone(),
             echoed: echoed[k].clone(),
+            hook_input: hooks
+                .iter()
+                .find(|h| {
+                    h.get("tool_use_id").and_then(|v| v.as_str())
+                        == Some(crate::server::tool_use_id(k).as_str())
+                })
+                .and_then(|h| h.get("tool_input").cloned()),
             payload,
             bash_strings: strings,
             probe: probes,
@@ -588,5 +638,6 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
         unknown_paths,
         bash_log: split_bash_log(&bash_bytes_all),
         probe_log: probe::parse_log(&probe_bytes_all),
+        hook_log: hooks,
     })
 }

@@ -33,8 +33,37 @@ pub fn record(args: &[OsString]) -> ProbeRecord {
     }
 }
 
-/// The probe's `main`: log and print, exit 0.
+/// The name under which the probe binary records a hook's stdin instead: invoked as
+/// `iec-hook-recorder LOG`, it appends its stdin (one JSON document, compacted) as one line to
+/// LOG, prints nothing and exits 0 (no decision: the tool call proceeds).
+pub const HOOK_RECORDER_NAME: &str = "iec-hook-recorder";
+
+fn hook_record_main(log: Option<OsString>) -> i32 {
+    use std::io::Read;
+    let mut input = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut input);
+    let line = match serde_json::from_slice::<serde_json::Value>(&input) {
+        Ok(v) => v.to_string(),
+        Err(_) => serde_json::json!({ "unparsed": String::from_utf8_lossy(&input) }).to_string(),
+    };
+    if let Some(path) = log {
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = f.write_all(format!("{line}\n").as_bytes());
+        }
+    }
+    0
+}
+
+/// The probe's `main`: log and print, exit 0 (or record a hook's stdin when invoked as
+/// [`HOOK_RECORDER_NAME`]).
 pub fn probe_main() -> i32 {
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    if std::path::Path::new(&argv0)
+        .file_name()
+        .is_some_and(|n| n == HOOK_RECORDER_NAME)
+    {
+        return hook_record_main(std::env::args_os().nth(1));
+    }
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let line = serde_json::to_string(&record(&args)).expect("json");
     if let Some(path) = std::env::var_os(PROBE_LOG_ENV) {

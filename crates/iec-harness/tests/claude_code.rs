@@ -81,6 +81,10 @@ fn direct_argvs(r: &PayloadResult) -> Vec<Vec<String>> {
     r.direct.probe.iter().map(|p| p.argv.clone()).collect()
 }
 
+fn hook_command(r: &PayloadResult) -> Option<String> {
+    r.hook_input.as_ref()?.get("command")?.as_str().map(String::from)
+}
+
 fn v(xs: &[&str]) -> Vec<Vec<String>> {
     vec![xs.iter().map(|s| s.to_string()).collect()]
 }
@@ -92,10 +96,10 @@ fn is_pid_arg(s: &str) -> bool {
 
 #[test]
 fn claude_code_2_1_72_escapes_bang_and_loses_pid_in_a_pipe() {
-    let Some(run) = run("2.1.72", &[BANG, FOUR, PID]) else {
+    let Some(run) = run("2.1.72", &[BANG, FOUR, PID, CRLF]) else {
         return;
     };
-    let [bang, four, pid] = &run.results[..] else {
+    let [bang, four, pid, crlf] = &run.results[..] else {
         unreachable!()
     };
 
@@ -153,6 +157,11 @@ fn claude_code_2_1_332_keeps_bang_and_refuses_a_cr() {
     assert!(tr.content.contains("control characters"), "{tr:?}");
     assert!(crlf.probe.is_empty(), "{:?}", crlf.probe);
     assert!(crlf.outer.is_none(), "{:?}", crlf.outer);
+    // The refusal comes before PreToolUse hooks: the hook never saw the call.
+    assert!(crlf.hook_input.is_none(), "{:?}", crlf.hook_input);
+    for r in [bang, four, pid] {
+        assert_eq!(hook_command(r).as_deref(), Some(r.payload.as_str()));
+    }
     // Directly, bash runs both lines (the CR stays in the first argument).
     assert_eq!(
         direct_argvs(crlf),

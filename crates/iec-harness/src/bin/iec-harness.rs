@@ -1,4 +1,4 @@
-//! `iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] PAYLOAD...`
+//! `iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] PAYLOAD...`
 //!
 //! Runs real Claude Code VERSION (installed from npm into ~/.cache/iec/harnesses unless --bin is
 //! given) against the replay server, one Bash tool call per PAYLOAD, and prints what each
@@ -12,7 +12,7 @@ use iec_harness::{install_claude_code, run_claude_code_with, RunOptions};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] PAYLOAD...\n       iec-harness install VERSION"
+        "usage: iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] PAYLOAD...\n       iec-harness install VERSION"
     );
     std::process::exit(2);
 }
@@ -36,6 +36,7 @@ fn main() {
             let mut bin = None;
             let mut timeout = 60u64;
             let mut json = false;
+            let mut hook_witness = true;
             let mut payloads = Vec::new();
             let mut rest = args.peekable();
             while let Some(a) = rest.next() {
@@ -48,6 +49,7 @@ fn main() {
                             .unwrap_or_else(|| usage())
                     }
                     "--json" => json = true,
+                    "--no-hook" => hook_witness = false,
                     "--" => payloads.extend(rest.by_ref()),
                     _ => payloads.push(a),
                 }
@@ -61,6 +63,7 @@ fn main() {
                 payloads,
                 timeout: Duration::from_secs(timeout),
                 probe: None,
+                hook_witness,
             };
             let run = match run_claude_code_with(&opts) {
                 Ok(r) => r,
@@ -83,6 +86,10 @@ fn main() {
             );
             for r in &run.results {
                 println!("payload   {:?}", r.payload);
+                println!(
+                    "  hook    {:?}",
+                    r.hook_input.as_ref().and_then(|h| h.get("command"))
+                );
                 println!("  outer   {:?}", r.outer);
                 println!(
                     "  probe   {:?}",
