@@ -127,6 +127,16 @@ fn claude_code_2_1_72_escapes_bang_and_loses_pid_in_a_pipe() {
         outer.contains("eval 'argvprobe PID\\= < /dev/null | cat'"),
         "{outer}"
     );
+
+    // 2.1.72 has no control-character check: the CR reaches bash, as directly.
+    assert!(!crlf.tool_result.as_ref().unwrap().is_error);
+    assert_eq!(argvs(crlf), vec![vec!["a\r".to_string()], vec!["b".to_string()]]);
+    assert_eq!(argvs(crlf), direct_argvs(crlf));
+
+    // The PreToolUse hook received every command exactly as emitted.
+    for r in &run.results {
+        assert_eq!(hook_command(r).as_deref(), Some(r.payload.as_str()));
+    }
 }
 
 #[test]
