@@ -9,6 +9,7 @@ test does the comparisons itself.
 
 import asyncio
 import json
+import shlex
 import sys
 import time
 
@@ -48,11 +49,11 @@ def python_script_quoting(hostile):
     )
 
 
-def shell_script_quoting(hostile):
+def shell_script_quoting(hostile, py):
     """A bash/sh script whose first line execs a hex dumper on the script file;
     the shell never reads past that line, so the rest may be anything."""
     return (
-        "exec python3 -c 'import sys; sys.stdout.write(open(sys.argv[1], \"rb\").read().hex())' \"$0\"\n"
+        "exec " + shlex.quote(py) + " -I -S -c 'import sys; sys.stdout.write(open(sys.argv[1], \"rb\").read().hex())' \"$0\"\n"
         + hostile
     )
 
@@ -79,6 +80,10 @@ async def scenario(session, name, inp):
 
     if name == "hostile":
         strings = inp["strings"]
+        # The real interpreter (not a version-manager shim) keeps 1000 launches cheap.
+        py = inp["python"]
+        fast = [py, "-I", "-S", "-c", PROBE[2]]
+        env = {"PATH": inp["path"]}
         out = {}
         t0 = time.monotonic()
         out["run_all"] = await call(session, "run", {"argv": PROBE + strings})
@@ -89,14 +94,14 @@ async def scenario(session, name, inp):
                 return await call(session, tool, args)
 
         out["run_each"] = await asyncio.gather(
-            *[bounded("run", {"argv": PROBE + [s]}) for s in strings]
+            *[bounded("run", {"argv": fast + [s]}) for s in strings]
         )
         out["run_env_stdin"] = await asyncio.gather(
             *[
                 bounded(
                     "run",
                     {
-                        "argv": ["python3", "-c", "import os,sys,json; print(json.dumps([os.environ['IEC_H'], sys.stdin.read()]))"],
+                        "argv": [py, "-I", "-S", "-c", "import os,sys,json; print(json.dumps([os.environ['IEC_H'], sys.stdin.read()]))"],
                         "env": {"IEC_H": s},
                         "stdin": s,
                     },
@@ -107,12 +112,12 @@ async def scenario(session, name, inp):
         scripts = []
         for s in strings:
             scripts.append(("python3", python_script_quoting(s)))
-            scripts.append(("bash", shell_script_quoting(s)))
+            scripts.append(("bash", shell_script_quoting(s, py)))
         for s in strings[:40]:
-            scripts.append(("sh", shell_script_quoting(s)))
+            scripts.append(("sh", shell_script_quoting(s, py)))
             scripts.append(("node", node_script_quoting(s)))
         results = await asyncio.gather(
-            *[bounded("run_script", {"interpreter": i, "script": sc}) for i, sc in scripts]
+            *[bounded("run_script", {"interpreter": i, "script": sc, "env": env}) for i, sc in scripts]
         )
         out["scripts"] = [
             {"interpreter": i, "script": sc, "response": r} for (i, sc), r in zip(scripts, results)
@@ -124,6 +129,7 @@ async def scenario(session, name, inp):
                 "interpreter": "python3",
                 "script": "import sys, json\nprint(json.dumps(sys.argv[1:]))\n",
                 "args": strings,
+                "env": env,
             },
         )
         out["script_args_bash"] = await call(
@@ -131,7 +137,7 @@ async def scenario(session, name, inp):
             "run_script",
             {
                 "interpreter": "bash",
-                "script": "exec python3 -c 'import sys,json; print(json.dumps(sys.argv[1:]))' \"$@\"\n",
+                "script": "exec " + shlex.quote(py) + " -I -S -c 'import sys,json; print(json.dumps(sys.argv[1:]))' \"$@\"\n",
                 "args": strings,
             },
         )
@@ -147,7 +153,7 @@ async def scenario(session, name, inp):
                     session,
                     "run",
                     {
-                        "argv": ["python3", "-c", "import sys,time; time.sleep(0.3); sys.stdout.write(sys.argv[1])", f"call-{i}-{inp['tag']}"],
+                        "argv": ["sh", "-c", "sleep 0.3; printf %s \"$1\"", "sh", f"call-{i}-{inp['tag']}"],
                         "stdin": f"in-{i}",
                     },
                 )
