@@ -389,6 +389,9 @@ impl Sandbox {
     }
 }
 
+/// Lengths of the bash and probe logs at a point in the run.
+type LogMark = (u64, u64);
+
 /// The NUL-terminated strings of a bash witness log.
 fn split_bash_log(bytes: &[u8]) -> Vec<String> {
     bytes
@@ -516,8 +519,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
     }
 
     // Marks: log lengths when turn k's request first arrives (payload k starts after it).
-    let marks: Arc<Mutex<Vec<Option<(u64, u64)>>>> =
-        Arc::new(Mutex::new(vec![None; opts.payloads.len() + 1]));
+    let marks: Arc<Mutex<Vec<Option<LogMark>>>> = Arc::new(Mutex::new(vec![None; opts.payloads.len() + 1]));
     let mut script = Script::commands(opts.payloads.iter().cloned());
     {
         let marks = marks.clone();

@@ -15,12 +15,9 @@ const PID: &str = r#"argvprobe "PID=$$" | cat"#;
 const CRLF: &str = "argvprobe a\r\nargvprobe b";
 
 fn skip_reason() -> Option<&'static str> {
-    for var in ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"] {
-        if std::env::var(var).is_ok_and(|v| v == "1") {
-            return Some(var);
-        }
-    }
-    None
+    ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
+        .into_iter()
+        .find(|var| std::env::var(var).is_ok_and(|v| v == "1"))
 }
 
 fn run(version: &str, payloads: &[&str]) -> Option<HarnessRun> {
