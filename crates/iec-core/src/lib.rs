@@ -255,4 +255,7 @@ pub struct CheckReport {
     /// Attribution of an `unknown` that is the agent's own error (`generation`), when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attribution: Option<String>,
+    /// Set when a shortcut stood in for a witness process (plain texts; see the protocol crate).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub shortcut: Option<String>,
 }

@@ -85,7 +85,10 @@ fn main() {
             let warm_opts = Options::default();
             // The naive witness starts a new bash for every hop it observes: the process
             // interface (a BASH_ENV witness) and every parse or expansion.
-            let naive_opts = Options { spawn_witness: true };
+            let naive_opts = Options {
+                spawn_witness: true,
+                ..Default::default()
+            };
             let _ = sample(&warm, warm_opts, l, &text, 20);
             let w = sample(
                 &warm,

@@ -10,6 +10,7 @@ the intended action is named, with its mechanism and whether the change will be 
 pub mod classify;
 mod dialect;
 pub mod gen;
+pub mod plain;
 mod windows;
 
 use iec_core::{
@@ -29,6 +30,9 @@ pub struct Options {
     /// Also start the real `bash` with a `BASH_ENV` witness to observe the process-interface
     /// hop (one process per check; by default execve is taken as the identity it is).
     pub spawn_witness: bool,
+    /// Ask the witnesses even for plain texts. Off by default: a plain text (see [`plain`]) is
+    /// judged without starting bash, which `tests/plain.rs` proves gives the same report.
+    pub full_witness: bool,
 }
 
 /// Errors that stop a check (not verdicts).
@@ -84,6 +88,8 @@ struct Run<'a> {
     fd: Option<FirstDivergence>,
     /// Parses already asked for in this check (a text is often parsed at several hops).
     parsed: std::cell::RefCell<Vec<(String, Parse)>>,
+    /// Set when a plain-text shortcut stood in for a witness.
+    shortcut: std::cell::Cell<bool>,
 }
 
 impl Run<'_> {
@@ -136,7 +142,48 @@ impl Run<'_> {
         }
     }
 
+    /// bash's parse of a plain text, without asking bash: its words, one space apart, as
+    /// `declare -f` prints a simple command.
+    fn plain_parse(&self, text: &str) -> Option<Parse> {
+        if self.opts.full_witness || !plain::is_plain(text) {
+            return None;
+        }
+        self.shortcut.set(true);
+        let words: Vec<&str> = text.split(' ').filter(|w| !w.is_empty()).collect();
+        Some(Parse::Ok {
+            canonical: format!("    {}", words.join(" ")),
+        })
+    }
+
+    /// What the outer shell hands on for harness-rendered words (see
+    /// [`BashPool::expand_words_as`]); literal words are expanded without asking bash.
+    fn expand(&self, words: &str, posix_words: bool) -> Result<iec_witness::Expansion, CheckError> {
+        if !self.opts.full_witness && words.len() <= 8192 {
+            if let Some(args) = plain::literal_words(words) {
+                self.shortcut.set(true);
+                return Ok(iec_witness::Expansion {
+                    args,
+                    status: 0,
+                    diagnostics: String::new(),
+                    broke_out: false,
+                });
+            }
+        }
+        Ok(self.pool.expand_words_as(words.as_bytes(), posix_words)?)
+    }
+
+    /// `dash -n`, skipped for plain texts (dash and bash read them alike).
+    fn dash_n(&self, text: &str) -> Result<Result<(), String>, CheckError> {
+        if self.plain_parse(text).is_some() {
+            return Ok(Ok(()));
+        }
+        Ok(spawn::dash_n(text.as_bytes())?)
+    }
+
     fn parse(&self, text: &str) -> Result<Parse, CheckError> {
+        if let Some(p) = self.plain_parse(text) {
+            return Ok(p);
+        }
         if let Some((_, p)) = self.parsed.borrow().iter().find(|(t, _)| t == text) {
             // A validity-only answer has no canonical form; ask again for it.
             if !matches!(p, Parse::Ok { canonical } if canonical.is_empty()) {
@@ -151,6 +198,9 @@ impl Run<'_> {
 
     /// Whether bash accepts the text (cheaper than [`Run::parse`]; cached with it).
     fn validate(&self, text: &str) -> Result<Parse, CheckError> {
+        if let Some(p) = self.plain_parse(text) {
+            return Ok(p);
+        }
         if let Some((_, p)) = self.parsed.borrow().iter().find(|(t, _)| t == text) {
             return Ok(p.clone());
         }
@@ -229,6 +279,7 @@ pub fn check(
         hops: Vec::new(),
         fd: None,
         parsed: Default::default(),
+        shortcut: Default::default(),
     };
     let shown = match call.input.get("command") {
         Some(Value::String(s)) => s.clone(),
@@ -249,6 +300,7 @@ pub fn check(
         hops: vec![],
         reason: None,
         attribution: None,
+        shortcut: None,
     };
 
     // Hop: structured decode. The JSON is already decoded (serde_json is the real receiver);
@@ -332,7 +384,7 @@ pub fn check(
     Ok(finish(run, report))
 }
 
-fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {
+pub(crate) fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {
     report.verdict = if run.fd.is_some() {
         Verdict::Diverges
     } else {
@@ -340,6 +392,13 @@ fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {
     };
     report.first_divergence = run.fd;
     report.hops = run.hops;
+    if run.shortcut.get() {
+        report.shortcut = Some(
+            "plain text: bash's parse and expansion of literal words were computed without starting bash \
+             (the same report as the real witnesses, see tests/plain.rs; --full-witness asks bash)"
+                .into(),
+        );
+    }
     report
 }
 
@@ -512,7 +571,7 @@ fn check_text(run: &mut Run<'_>, intended: &str) -> Result<(), CheckError> {
         return Ok(());
     }
     // The payload words are expanded by the outer shell and handed to eval.
-    let e = run.pool.expand_words(payload.words.as_bytes())?;
+    let e = run.expand(&payload.words, false)?;
     let eval_text = e.args.join(" ");
     let receipt = json!({ "eval_args": e.args, "status": e.status, "diagnostics": e.diagnostics });
     if e.broke_out {
@@ -612,6 +671,15 @@ fn spawn_hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError> {
         run.diverge("spawn", HopKind::ProcessInterface, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, a, "", format!("argv[{i}] is {} bytes; execve fails with E2BIG above {MAX_ARG_STRLEN} bytes per argument, nothing runs", a.len()));
         return Ok(false);
     }
+    // `sh -c TEXT`: bash and dash read a TEXT that starts with `-` or `+` as more options and
+    // fail before parsing anything (observed: `bash -c '-- echo hi'`, `dash -c '+x echo'`).
+    if let Some(pos) = argv.iter().position(|a| a == "-c" || a == "-lc" || a == "-cl") {
+        if let Some(text) = argv.get(pos + 1).filter(|t| t.starts_with(['-', '+'])) {
+            let shown = text.clone();
+            run.diverge("spawn", HopKind::ProcessInterface, WitnessKind::Emulated, receipt, Mechanism::Other, false, &shown, "", format!("the text after {} starts with `{}`: the shell reads it as options and fails (`invalid option`) before parsing it; nothing runs", argv[pos], &text[..1]));
+            return Ok(false);
+        }
+    }
     if run.opts.spawn_witness && run.launch.spawn.shell == ShellId::Bash {
         let raw: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
         let got = spawn::bash_env_witness(&raw)?;
@@ -647,7 +715,7 @@ fn spawn_hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError> {
 
 fn dash_hop(run: &mut Run<'_>, intended: &str, text: &str) -> Result<(), CheckError> {
     let receipt = json!({ "text": text, "shell": "dash" });
-    if let Err(message) = spawn::dash_n(text.as_bytes())? {
+    if let Err(message) = run.dash_n(text)? {
         run.diverge(
             "shell",
             HopKind::ShellParse,
@@ -708,7 +776,7 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
             if !spawn_hop(run, &spawn_argv)? {
                 return Ok(());
             }
-            if let Err(message) = spawn::dash_n(joined.as_bytes())? {
+            if let Err(message) = run.dash_n(&joined)? {
                 run.diverge(
                     "shell",
                     HopKind::ShellParse,
@@ -725,7 +793,7 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
             // What dash hands the program: bash's word expansion with brace expansion off
             // stands in for dash's (quotes, parameters and field splitting agree; `$'…'` does
             // not, and is rare in an argv).
-            let e = run.pool.expand_words_as(joined.as_bytes(), true)?;
+            let e = run.expand(&joined, true)?;
             let got = serde_json::to_string(&e.args).unwrap();
             let receipt = json!({ "text": joined, "argv": e.args });
             if e.broke_out || e.args != argv {

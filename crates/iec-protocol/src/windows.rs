@@ -38,6 +38,7 @@ pub(crate) fn check(
         hops: Vec::new(),
         fd: None,
         parsed: Default::default(),
+        shortcut: Default::default(),
     };
     let shown = match call.input.get("command") {
         Some(Value::String(s)) => s.clone(),
@@ -53,6 +54,7 @@ pub(crate) fn check(
         hops: vec![],
         reason: None,
         attribution: None,
+        shortcut: None,
     };
     let text = match (launch.input, call.input.get("command")) {
         (InputShape::String, Some(Value::String(s))) => s.clone(),
@@ -367,7 +369,7 @@ fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckE
         return Ok(());
     }
     // The payload words (as delivered, equal to the rendered ones) are expanded by the outer bash.
-    let e = run.pool.expand_words(payload.words.as_bytes())?;
+    let e = run.expand(&payload.words, false)?;
     let eval_text = e.args.join(" ");
     let receipt = json!({ "eval_args": e.args, "status": e.status, "diagnostics": e.diagnostics });
     if e.broke_out || e.status != 0 {

@@ -246,11 +246,55 @@ fn spawn_witness_observes_execve() {
     let cat = Catalog::builtin();
     let l = cat.get("bash-c").unwrap();
     let t = "printf '%s' 'a != b' \"$HOME\"\r\ncat <<'EOF'\nx\nEOF";
-    let r = check(l, &call_for_text(l, t), global(), Options { spawn_witness: true }).unwrap();
+    let r = check(
+        l,
+        &call_for_text(l, t),
+        global(),
+        Options {
+            spawn_witness: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(r.verdict, Verdict::Corresponds);
     let spawn = r.hops.iter().find(|h| h.name == "spawn").unwrap();
     assert_eq!(spawn.witness, iec_core::WitnessKind::Real);
     assert_eq!(spawn.receipt["bash_execution_string"], t);
+}
+
+#[test]
+fn a_text_starting_with_a_dash_is_read_as_shell_options() {
+    // Observed with real bash and dash: `bash -c '-- echo hi'` → `--: invalid option`.
+    for launch in ["bash-c", "sh-c", "goose-linux"] {
+        text(
+            launch,
+            "-x echo hi",
+            d("spawn", HopKind::ProcessInterface, Mechanism::Other, false),
+        );
+        text(
+            launch,
+            "+x echo hi",
+            d("spawn", HopKind::ProcessInterface, Mechanism::Other, false),
+        );
+    }
+    let argv = Call {
+        tool: "x".into(),
+        input: json!({ "command": ["--", "sh", "commit"] }),
+    };
+    run(
+        "mcp-shell-server",
+        argv,
+        d("spawn", HopKind::ProcessInterface, Mechanism::Other, false),
+    );
+    // The real shells agree that nothing runs.
+    for sh in ["bash", "dash"] {
+        let o = std::process::Command::new(sh)
+            .args(["-c", "-x echo hi"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{sh}");
+        assert!(o.stdout.is_empty());
+    }
 }
 
 #[test]
