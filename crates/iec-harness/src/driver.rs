@@ -64,7 +64,8 @@ pub struct RunOptions {
     /// Bound for the harness process (and, separately, each direct run).
     pub timeout: Duration,
     /// The argv probe program (linked as `argvprobe` first on `PATH`); `None` looks for
-    /// `IEC_ARGVPROBE`, then `iec-argvprobe` next to the current executable and its parent.
+    /// `IEC_ARGVPROBE`, then `iec-argvprobe` next to the current executable and its parent, then
+    /// the current executable if it is the `iec-harness` binary (which is also the probe).
     pub probe: Option<PathBuf>,
     /// Install a PreToolUse hook (matcher `Bash`) in the private HOME's
     /// `~/.claude/settings.json` that records its stdin: what the harness hands a hook.
@@ -260,6 +261,14 @@ pub fn find_probe() -> anyhow::Result<PathBuf> {
             return Ok(p);
         }
         dir = d.parent();
+    }
+    // The iec-harness binary is the probe too when linked under the probe's names.
+    if exe
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == "iec-harness")
+    {
+        return Ok(exe);
     }
     bail!("cannot find the iec-argvprobe program (build it with `cargo build -p iec-harness`, or set IEC_ARGVPROBE)")
 }

@@ -18,6 +18,13 @@ fn usage() -> ! {
 }
 
 fn main() {
+    // Linked as `argvprobe` or `iec-hook-recorder` (the driver does so when no separate
+    // iec-argvprobe binary is found), this binary is the probe.
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    let name = std::path::Path::new(&argv0).file_name().map(|n| n.to_owned());
+    if name.is_some_and(|n| n == "argvprobe" || n == iec_harness::probe::HOOK_RECORDER_NAME) {
+        std::process::exit(iec_harness::probe::probe_main());
+    }
     let mut args = std::env::args().skip(1);
     let sub = args.next().unwrap_or_else(|| usage());
     match sub.as_str() {
