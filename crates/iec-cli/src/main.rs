@@ -68,6 +68,10 @@ enum Cmd {
         format: Format,
         #[arg(long, value_enum, default_value = "warm")]
         witness: WitnessMode,
+        /// Ask bash even for plain texts (by default they are judged without a witness
+        /// process; the report then carries a `shortcut` note).
+        #[arg(long)]
+        full_witness: bool,
     },
     /// Repair a call for a launch (IntAct): deliver it unchanged, deliver a verified rendering,
     /// or refuse. Exit 0 deliver, 4 refuse, 2 error.
@@ -226,10 +230,12 @@ fn run(cli: Cli) -> Result<i32> {
             launch_file,
             format,
             witness,
+            full_witness,
         } => {
             let cat = catalog(&launch_file)?;
             let opts = iec_protocol::Options {
                 spawn_witness: witness == WitnessMode::Spawn,
+                full_witness: witness == WitnessMode::Spawn || full_witness,
             };
             let launches: Vec<_> = if launch == "all" {
                 cat.iter().collect()
