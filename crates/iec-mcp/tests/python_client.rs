@@ -173,7 +173,7 @@ fn timeout_kills_the_process_group() {
         let s = structured(r);
         assert_eq!(s["timed_out"], true, "{r}");
         assert_eq!(s["signal"], 9, "{r}");
-        assert_eq!(is_error(r), false);
+        assert!(!is_error(r));
         let e = r["elapsed_s"].as_f64().unwrap();
         assert!(e < 5.0, "timeout took {e}s");
         println!("timeout_ms 500 returned after {e:.2}s");
