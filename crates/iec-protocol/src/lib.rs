@@ -514,6 +514,20 @@ fn check_text(run: &mut Run<'_>, intended: &str) -> Result<(), CheckError> {
         .spawn
         .login
         .then(|| "login shell: profile files run first; check mode does not run them".to_string());
+    bash_hops(run, intended, shell_text, payload, login_note)
+}
+
+/// The hops where real bash receives `shell_text`: its parse of the script or of the wrapper,
+/// what it hands `eval` and what `eval` parses, and snapshot functions. Shared by every launch
+/// whose shell is bash, POSIX or Git Bash.
+pub(crate) fn bash_hops(
+    run: &mut Run<'_>,
+    intended: &str,
+    shell_text: String,
+    payload: Option<render::Payload>,
+    login_note: Option<String>,
+) -> Result<(), CheckError> {
+    let launch = run.launch;
     let Some(w) = &launch.wrapper else {
         // The text is the whole script.
         match run.same_bash(intended, &shell_text)? {
