@@ -42,10 +42,18 @@ pub fn run(json: bool) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
     }
-    println!("Checked without executing anything: {} calls × {} launches.", CALLS.len(), launches.len());
+    println!(
+        "Checked without executing anything: {} calls × {} launches.",
+        CALLS.len(),
+        launches.len()
+    );
     println!("ok = corresponds; hop:mechanism = diverges, s silent / L loud; ? = unknown\n");
     for (i, (name, text)) in CALLS.iter().enumerate() {
-        println!("  C{:<2} {name:<19} {}", i + 1, text.replace('\n', "⏎").replace('\r', "\\r"));
+        println!(
+            "  C{:<2} {name:<19} {}",
+            i + 1,
+            text.replace('\n', "⏎").replace('\r', "\\r")
+        );
     }
     print!("\n{:<30}", "launch");
     for i in 0..CALLS.len() {
@@ -70,7 +78,9 @@ pub fn run(json: bool) -> Result<i32> {
         }
         println!();
     }
-    println!("\nhops: in=tool-input rw=harness-rewrite wr=wrapper sp=spawn sh=shell ev=eval pg=program nt=native");
+    println!(
+        "\nhops: in=tool-input rw=harness-rewrite wr=wrapper sp=spawn sh=shell ev=eval pg=program nt=native"
+    );
     println!("mechanisms: qc=quote-consumption rx=re-expansion tr=truncation ar=arity-change ot=other");
     Ok(0)
 }

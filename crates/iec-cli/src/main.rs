@@ -115,6 +115,9 @@ enum Cmd {
         #[arg(long)]
         dry_run: bool,
     },
+    /// An MCP server over stdio with the tools `run` (an argv, executed directly) and `run_script`
+    /// (a script delivered through a file, never through a command line).
+    Mcp,
     /// List the launches.
     Launches {
         #[arg(long)]
@@ -306,6 +309,10 @@ fn run(cli: Cli) -> Result<i32> {
             } else {
                 0
             })
+        }
+        Cmd::Mcp => {
+            tokio::runtime::Runtime::new()?.block_on(iec_mcp::serve_stdio())?;
+            Ok(0)
         }
         Cmd::Install {
             harness: _,

@@ -490,3 +490,30 @@ fn install_claude_code_is_idempotent_and_keeps_other_settings() {
     assert!(err.contains("not JSON"), "{err}");
     assert_eq!(std::fs::read_to_string(&s).unwrap(), "{broken");
 }
+
+#[test]
+fn mcp_subcommand_serves_run() {
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run","arguments":{"argv":["printf","%s","a != b $HOME"]}}}"#,
+        "\n",
+    );
+    let (code, out, _) = iec(&["mcp"], input.as_bytes());
+    assert_eq!(code, 0);
+    let reply: Value = out
+        .lines()
+        .map(json)
+        .find(|v| v["id"] == 2)
+        .expect("a reply to the call");
+    assert_eq!(
+        reply["result"]["structuredContent"]["argv"],
+        serde_json::json!(["printf", "%s", "a != b $HOME"])
+    );
+    assert_eq!(
+        reply["result"]["structuredContent"]["stdout"]["text"],
+        "a != b $HOME"
+    );
+}
