@@ -35,7 +35,7 @@ fn decide(launch: &str, launch_files: &[PathBuf]) -> anyhow::Result<Option<Value
     else {
         return Ok(None);
     };
-    let cat = crate::catalog(launch_files)?;
+    let cat = crate::catalog_for(launch, launch_files)?;
     let l = cat.get(launch)?;
     let call = Call {
         tool: "Bash".into(),

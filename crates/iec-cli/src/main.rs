@@ -196,7 +196,20 @@ fn main() -> ExitCode {
 }
 
 pub(crate) fn catalog(files: &[PathBuf]) -> Result<Catalog> {
-    let mut c = Catalog::builtin();
+    catalog_with(Catalog::builtin(), files)
+}
+
+/// The catalog for one launch id: only its file is parsed when it is built in and no launch
+/// files are given (start-up cost of a hook that runs once per call).
+pub(crate) fn catalog_for(id: &str, files: &[PathBuf]) -> Result<Catalog> {
+    let one = Catalog::builtin_only(id);
+    if files.is_empty() && one.get(id).is_ok() {
+        return Ok(one);
+    }
+    catalog(files)
+}
+
+fn catalog_with(mut c: Catalog, files: &[PathBuf]) -> Result<Catalog> {
     for f in files {
         c.add_file(f)?;
     }

@@ -348,6 +348,18 @@ impl Catalog {
         Catalog { launches }
     }
 
+    /// A catalog holding only the built-in launch `id` (files are named by their id), parsed
+    /// alone: what a hook that runs once per call needs. Empty when there is no such file.
+    pub fn builtin_only(id: &str) -> Catalog {
+        let mut launches = BTreeMap::new();
+        let file = format!("{id}.toml");
+        if let Some((name, text)) = BUILTIN.iter().find(|(name, _)| *name == file) {
+            let l = Launch::from_toml(text).unwrap_or_else(|e| panic!("built-in {name}: {e}"));
+            launches.insert(l.id.clone(), l);
+        }
+        Catalog { launches }
+    }
+
     /// Adds (or replaces) a launch from a file.
     pub fn add_file(&mut self, path: &std::path::Path) -> Result<String, LaunchError> {
         let text =

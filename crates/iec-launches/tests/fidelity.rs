@@ -7,7 +7,14 @@ fn claude_code_2_1_72_template_matches_the_cli_js_port() {
     let cat = Catalog::builtin();
     let l = cat.get("claude-code-2.1.72-linux").unwrap();
     let w = l.wrapper.as_ref().unwrap();
-    for cmd in ["ls", "printf '%s' 'a != b'", "echo \"PID=$$\" | cat", "cat <<'EOF'\nx\nEOF", "a\nb", "echo >nul"] {
+    for cmd in [
+        "ls",
+        "printf '%s' 'a != b'",
+        "echo \"PID=$$\" | cat",
+        "cat <<'EOF'\nx\nEOF",
+        "a\nb",
+        "echo >nul",
+    ] {
         let p = render::payload(&w.payload, cmd, w.stdin_suffix.as_deref());
         let ours = render::fill(&w.template, &p.words);
         let port = iec_shellquote::claude_code_2_1_72::wrapper(
@@ -30,4 +37,14 @@ fn every_builtin_launch_loads_and_lists_hops() {
         assert!(hops.iter().any(|h| h.kind == "shell-parse"), "{}", l.id);
         assert!(!l.source.is_empty());
     }
+}
+
+#[test]
+fn launch_files_are_named_by_their_id() {
+    let cat = Catalog::builtin();
+    for l in cat.iter() {
+        let one = Catalog::builtin_only(&l.id);
+        assert_eq!(one.get(&l.id).unwrap().id, l.id, "launches/{}.toml", l.id);
+    }
+    assert!(Catalog::builtin_only("nope").get("nope").is_err());
 }
