@@ -70,6 +70,12 @@ pub struct RunOptions {
     /// Install a PreToolUse hook (matcher `Bash`) in the private HOME's
     /// `~/.claude/settings.json` that records its stdin: what the harness hands a hook.
     pub hook_witness: bool,
+    /// An extra PreToolUse hook command (a shell command line, as in Claude Code's settings),
+    /// installed for `Bash` in the same matcher group as, and after, the recording hook. Claude
+    /// Code applies its decision: `updatedInput` replaces the call's input, `deny` refuses it.
+    /// The hook runs with the sandbox's environment (its `PATH`, `HOME`, witnesses); its stderr
+    /// is appended to a sandbox file, returned as [`HarnessRun::hook_stderr`].
+    pub hook_command: Option<String>,
 }
 
 impl RunOptions {
@@ -81,6 +87,7 @@ impl RunOptions {
             timeout: Duration::from_secs(60),
             probe: None,
             hook_witness: true,
+            hook_command: None,
         }
     }
 }
@@ -141,6 +148,8 @@ pub struct HarnessRun {
     pub probe_log: Vec<ProbeRecord>,
     /// Every PreToolUse hook stdin document, in order.
     pub hook_log: Vec<serde_json::Value>,
+    /// What the extra hook ([`RunOptions::hook_command`]) wrote on stderr, all calls together.
+    pub hook_stderr: String,
 }
 
 /// Runs Claude Code `version` (installed from npm unless `bin` is given) on `payloads`.
@@ -285,6 +294,7 @@ struct Sandbox {
     bash_log: PathBuf,
     probe_log: PathBuf,
     hook_log: PathBuf,
+    hook_stderr: PathBuf,
 }
 
 impl Sandbox {
@@ -300,6 +310,7 @@ impl Sandbox {
             bash_log: r.join("bash.log"),
             probe_log: r.join("probe.log"),
             hook_log: r.join("hook.log"),
+            hook_stderr: r.join("hook.stderr"),
             _root: root,
         };
         for d in [&s.home, &s.tmp, &s.cwd, &s.bin] {
@@ -347,18 +358,32 @@ impl Sandbox {
         v
     }
 
-    /// Writes `~/.claude/settings.json` with a PreToolUse hook for `Bash` that records its stdin.
-    fn install_hook_witness(&self) -> anyhow::Result<()> {
+    /// Writes `~/.claude/settings.json` with one PreToolUse matcher group for `Bash`: the hook
+    /// that records its stdin (when `witness`), then `extra` (a hook that may decide).
+    fn install_hooks(&self, witness: bool, extra: Option<&str>) -> anyhow::Result<()> {
         let dir = self.home.join(".claude");
         std::fs::create_dir_all(&dir)?;
-        // The sandbox path is a tempdir name (alphanumeric), so plain single quotes suffice.
-        let command = format!(
-            "'{}' '{}'",
-            self.bin.join(probe::HOOK_RECORDER_NAME).display(),
-            self.hook_log.display()
-        );
+        let mut hooks = Vec::new();
+        if witness {
+            // The sandbox path is a tempdir name (alphanumeric), so plain single quotes suffice.
+            let command = format!(
+                "'{}' '{}'",
+                self.bin.join(probe::HOOK_RECORDER_NAME).display(),
+                self.hook_log.display()
+            );
+            hooks.push(serde_json::json!({"type": "command", "command": command, "timeout": 30}));
+        }
+        if let Some(extra) = extra {
+            // A group keeps the hook's own exit status and stdout (its decision) and records
+            // what it says on stderr (a hook that fails open says why there).
+            let command = format!("{{ {extra}\n}} 2>>'{}'", self.hook_stderr.display());
+            hooks.push(serde_json::json!({"type": "command", "command": command, "timeout": 60}));
+        }
+        if hooks.is_empty() {
+            return Ok(());
+        }
         let settings = serde_json::json!({"hooks": {"PreToolUse": [
-            {"matcher": "Bash", "hooks": [{"type": "command", "command": command, "timeout": 30}]}]}});
+            {"matcher": "Bash", "hooks": hooks}]}});
         std::fs::write(
             dir.join("settings.json"),
             serde_json::to_string_pretty(&settings)?,
@@ -523,9 +548,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
         None => find_probe()?,
     };
     let sb = Arc::new(Sandbox::new(&probe)?);
-    if opts.hook_witness {
-        sb.install_hook_witness()?;
-    }
+    sb.install_hooks(opts.hook_witness, opts.hook_command.as_deref())?;
 
     // Marks: log lengths when turn k's request first arrives (payload k starts after it).
     let marks: Arc<Mutex<Vec<Option<LogMark>>>> = Arc::new(Mutex::new(vec![None; opts.payloads.len() + 1]));
@@ -650,5 +673,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
         bash_log: split_bash_log(&bash_bytes_all),
         probe_log: probe::parse_log(&probe_bytes_all),
         hook_log: hooks,
+        hook_stderr: String::from_utf8_lossy(&std::fs::read(&sb.hook_stderr).unwrap_or_default())
+            .into_owned(),
     })
 }

@@ -1,4 +1,4 @@
-//! `iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] PAYLOAD...`
+//! `iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] [--hook-command CMD] PAYLOAD...`
 //!
 //! Runs real Claude Code VERSION (installed from npm into ~/.cache/iec/harnesses unless --bin is
 //! given) against the replay server, one Bash tool call per PAYLOAD, and prints what each
@@ -12,7 +12,7 @@ use iec_harness::{install_claude_code, run_claude_code_with, RunOptions};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] PAYLOAD...\n       iec-harness install VERSION"
+        "usage: iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] [--hook-command CMD] PAYLOAD...\n       iec-harness install VERSION"
     );
     std::process::exit(2);
 }
@@ -44,6 +44,7 @@ fn main() {
             let mut timeout = 60u64;
             let mut json = false;
             let mut hook_witness = true;
+            let mut hook_command = None;
             let mut payloads = Vec::new();
             let mut rest = args.peekable();
             while let Some(a) = rest.next() {
@@ -57,6 +58,7 @@ fn main() {
                     }
                     "--json" => json = true,
                     "--no-hook" => hook_witness = false,
+                    "--hook-command" => hook_command = Some(rest.next().unwrap_or_else(|| usage())),
                     "--" => payloads.extend(rest.by_ref()),
                     _ => payloads.push(a),
                 }
@@ -71,6 +73,7 @@ fn main() {
                 timeout: Duration::from_secs(timeout),
                 probe: None,
                 hook_witness,
+                hook_command,
             };
             let run = match run_claude_code_with(&opts) {
                 Ok(r) => r,
