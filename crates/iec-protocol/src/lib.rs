@@ -457,45 +457,10 @@ fn check_text(run: &mut Run<'_>, intended: &str) -> Result<(), CheckError> {
         }
     }
 
-    // Hop: wrapper. The receipt is the command the wrapper is built to deliver.
-    let mut wrapper_text = text.clone();
-    let mut payload = None;
-    if let Some(w) = &launch.wrapper {
-        let p = render::payload(&w.payload, &text, w.stdin_suffix.as_deref());
-        wrapper_text = render::fill(&w.template, &p.words);
-        let receipt = json!({ "wrapper": wrapper_text, "payload": p.words, "delivers": p.designed, "changes": p.changes });
-        let reference = text.clone();
-        match run.same_bash_modulo(&reference, &p.designed, w.stdin_suffix.as_deref())? {
-            None => run.push(
-                "wrapper",
-                HopKind::Wrapper,
-                WitnessKind::Emulated,
-                Some(true),
-                receipt,
-                p.changes.first().cloned(),
-            ),
-            Some(parse) => {
-                let silent = parse.parses();
-                let m = classify::mechanism(&reference, &p.designed);
-                run.diverge(
-                    "wrapper",
-                    HopKind::Wrapper,
-                    WitnessKind::Emulated,
-                    receipt,
-                    m,
-                    silent,
-                    &reference,
-                    &p.designed,
-                    format!(
-                        "the harness changes the command while building the wrapper: {}",
-                        p.changes.join("; ")
-                    ),
-                );
-                return Ok(());
-            }
-        }
-        payload = Some(p);
-    }
+    // Hop: wrapper.
+    let Some((wrapper_text, payload)) = wrapper_hop(run, &text)? else {
+        return Ok(());
+    };
 
     // Hop: spawn (execve).
     let argv = render::spawn_argv(launch, &wrapper_text, None);
@@ -515,6 +480,53 @@ fn check_text(run: &mut Run<'_>, intended: &str) -> Result<(), CheckError> {
         .login
         .then(|| "login shell: profile files run first; check mode does not run them".to_string());
     bash_hops(run, intended, shell_text, payload, login_note)
+}
+
+/// The wrapper hop, shared by POSIX and Git Bash launches: the receipt is the command the
+/// harness's wrapper is built to deliver. Returns the wrapper text and the payload (none without
+/// a wrapper: the text itself), or `None` when the hop diverged.
+pub(crate) fn wrapper_hop(
+    run: &mut Run<'_>,
+    text: &str,
+) -> Result<Option<(String, Option<render::Payload>)>, CheckError> {
+    let Some(w) = &run.launch.wrapper else {
+        return Ok(Some((text.to_string(), None)));
+    };
+    let p = render::payload(&w.payload, text, w.stdin_suffix.as_deref());
+    let wrapper_text = render::fill(&w.template, &p.words);
+    let receipt =
+        json!({ "wrapper": wrapper_text, "payload": p.words, "delivers": p.designed, "changes": p.changes });
+    match run.same_bash_modulo(text, &p.designed, w.stdin_suffix.as_deref())? {
+        None => {
+            run.push(
+                "wrapper",
+                HopKind::Wrapper,
+                WitnessKind::Emulated,
+                Some(true),
+                receipt,
+                p.changes.first().cloned(),
+            );
+            Ok(Some((wrapper_text, Some(p))))
+        }
+        Some(parse) => {
+            let m = classify::mechanism(text, &p.designed);
+            run.diverge(
+                "wrapper",
+                HopKind::Wrapper,
+                WitnessKind::Emulated,
+                receipt,
+                m,
+                parse.parses(),
+                text,
+                &p.designed,
+                format!(
+                    "the harness changes the command while building the wrapper: {}",
+                    p.changes.join("; ")
+                ),
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// The hops where real bash receives `shell_text`: its parse of the script or of the wrapper,

@@ -216,36 +216,9 @@ fn argv_change(sent: &[String], got: &[String]) -> (Mechanism, String, String) {
 fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckError> {
     let launch = run.launch;
     // Hop: wrapper (the same harness code as on POSIX).
-    let mut script = intended.to_string();
-    let mut payload = None;
-    if let Some(wr) = &launch.wrapper {
-        let p = render::payload(&wr.payload, intended, wr.stdin_suffix.as_deref());
-        script = render::fill(&wr.template, &p.words);
-        let receipt =
-            json!({ "wrapper": script, "payload": p.words, "delivers": p.designed, "changes": p.changes });
-        match run.same_bash_modulo(intended, &p.designed, wr.stdin_suffix.as_deref())? {
-            None => run.push("wrapper", HopKind::Wrapper, Emulated, Some(true), receipt, None),
-            Some(parse) => {
-                let m = classify::mechanism(intended, &p.designed);
-                run.diverge(
-                    "wrapper",
-                    HopKind::Wrapper,
-                    Emulated,
-                    receipt,
-                    m,
-                    parse.parses(),
-                    intended,
-                    &p.designed,
-                    format!(
-                        "the harness changes the command while building the wrapper: {}",
-                        p.changes.join("; ")
-                    ),
-                );
-                return Ok(());
-            }
-        }
-        payload = Some(p);
-    }
+    let Some((script, payload)) = crate::wrapper_hop(run, intended)? else {
+        return Ok(());
+    };
 
     // Hop: process interface. The sender renders [bash.exe, -c, SCRIPT] into one command line;
     // the MSYS2 runtime in bash.exe rebuilds argv from it (dcrt0.cc build_argv/globify).
