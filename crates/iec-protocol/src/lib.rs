@@ -351,37 +351,49 @@ pub fn check(
         Intended::Text(t) => t.clone(),
         Intended::Argv(a) => a.join(" "),
     };
-    if let Some(rej) = render::validate(&launch.validate, &text) {
-        run.diverge(
-            "tool-input",
-            HopKind::StructuredDecode,
-            WitnessKind::Emulated,
-            json!({ "command": call.input.get("command"), "rejected": rej.rule, "message": rej.message }),
-            Mechanism::Other,
-            false,
-            &text,
-            "",
-            format!(
-                "the harness rejects the call before any shell runs ({} at byte {}): {}",
-                rej.rule, rej.offset, rej.message
-            ),
-        );
+    if !tool_input_hop(&mut run, decode_receipt, &text) {
         return Ok(finish(run, report));
     }
-    run.push(
-        "tool-input",
-        HopKind::StructuredDecode,
-        WitnessKind::Real,
-        Some(true),
-        decode_receipt,
-        None,
-    );
 
     match intended {
         Intended::Text(t) => check_text(&mut run, &t)?,
         Intended::Argv(a) => check_argv(&mut run, &a)?,
     }
     Ok(finish(run, report))
+}
+
+/// The structured-decode hop: serde_json bound the value (`receipt`); the harness's input
+/// validation may still reject the text. Returns false when it does (the first divergence).
+pub(crate) fn tool_input_hop(run: &mut Run<'_>, receipt: Value, text: &str) -> bool {
+    if let Some(rej) = render::validate(&run.launch.validate, text) {
+        let mut receipt = receipt;
+        receipt["rejected"] = json!(rej.rule);
+        receipt["message"] = json!(rej.message);
+        run.diverge(
+            "tool-input",
+            HopKind::StructuredDecode,
+            WitnessKind::Emulated,
+            receipt,
+            Mechanism::Other,
+            false,
+            text,
+            "",
+            format!(
+                "the harness rejects the call before any shell runs ({} at byte {}): {}",
+                rej.rule, rej.offset, rej.message
+            ),
+        );
+        return false;
+    }
+    run.push(
+        "tool-input",
+        HopKind::StructuredDecode,
+        WitnessKind::Real,
+        Some(true),
+        receipt,
+        None,
+    );
+    true
 }
 
 pub(crate) fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {

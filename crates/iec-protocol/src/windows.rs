@@ -95,31 +95,9 @@ pub(crate) fn check(
         }
         _ => {} // cmd: no grammar; every text is a command line to cmd
     }
-    if let Some(rej) = render::validate(&launch.validate, &text) {
-        run.diverge(
-            "tool-input",
-            HopKind::StructuredDecode,
-            Emulated,
-            json!({ "command": text, "rejected": rej.rule, "message": rej.message }),
-            Mechanism::Other,
-            false,
-            &text,
-            "",
-            format!(
-                "the harness rejects the call before any shell runs ({} at byte {}): {}",
-                rej.rule, rej.offset, rej.message
-            ),
-        );
+    if !crate::tool_input_hop(&mut run, json!({ "command": text }), &text) {
         return Ok(finish(run, report));
     }
-    run.push(
-        "tool-input",
-        HopKind::StructuredDecode,
-        Real,
-        Some(true),
-        json!({ "command": text }),
-        None,
-    );
     let mut unknown = None;
     match w.receiver.as_str() {
         "msys2" => git_bash(&mut run, w, &text)?,
