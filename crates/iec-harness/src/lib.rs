@@ -3,7 +3,9 @@
 //! witness and an argv probe ([`probe`]), and runs each payload directly with `bash -c` as the
 //! reference. See this crate's README.md.
 
+pub mod agree;
 pub mod driver;
+pub mod hazard;
 pub mod probe;
 pub mod server;
 
@@ -11,5 +13,6 @@ pub use driver::{
     install_claude_code, run_claude_code, run_claude_code_with, DirectRun, HarnessRun, Launcher,
     PayloadResult, RunOptions,
 };
+pub use hazard::hazard_payloads;
 pub use probe::ProbeRecord;
 pub use server::{RecordedRequest, ReplayHandle, ReplayServer, Script, ToolResult};

@@ -1,0 +1,394 @@
+//! Observed verdicts from real harness runs (`iec harness run`), and their agreement with
+//! `iec check`'s predictions (`iec harness agree`).
+//!
+//! The observed verdict of a payload is `corresponds` when the probe's argv records through the
+//! harness equal the direct `bash -c` run's (for a payload that does not start with `argvprobe`:
+//! when the tool result's text equals the direct run's stdout, both trimmed at the end),
+//! `diverges` otherwise, and `unknown` when the probe ran neither through the harness nor
+//! directly. A tool result carrying `InputValidationError` is hop `tool-input`, mechanism `other`,
+//! loud.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::driver::{run_claude_code_with, PayloadResult, RunOptions};
+
+/// One payload: an id and the command text the model emits.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Payload {
+    pub id: String,
+    pub command: String,
+}
+
+/// Reads a JSON Lines payload file (`{"id": …, "command": …}` per line; blank lines skipped).
+pub fn read_payloads(path: &Path) -> anyhow::Result<Vec<Payload>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let p: Payload = serde_json::from_str(line).with_context(|| {
+            format!(
+                "{}:{}: not a {{\"id\",\"command\"}} object",
+                path.display(),
+                i + 1
+            )
+        })?;
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// Parses `claude-code@VERSION`.
+pub fn parse_harness(spec: &str) -> anyhow::Result<String> {
+    match spec.split_once('@') {
+        Some(("claude-code", v)) if !v.is_empty() => Ok(v.to_string()),
+        _ => anyhow::bail!("unsupported harness {spec:?} (expected claude-code@VERSION)"),
+    }
+}
+
+/// The observed first divergence.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObservedDivergence {
+    pub hop_name: String,
+    pub mechanism: String,
+    pub silent: bool,
+    /// The direct run's argv records (or output), joined: what should have arrived.
+    pub intended: String,
+    /// What arrived through the harness, joined the same way.
+    pub received: String,
+}
+
+/// One payload's observation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Observed {
+    pub id: String,
+    pub command: String,
+    pub verdict: String,
+    pub first_divergence: Option<ObservedDivergence>,
+    pub received: Value,
+    pub direct: Value,
+    pub tool_result: Value,
+}
+
+fn join_argvs(recs: &[crate::probe::ProbeRecord]) -> String {
+    recs.iter()
+        .map(|r| r.argv.join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The hop an observed change is attributed to, read from the outer text bash received: a
+/// double-quoted `eval "…"` wrapper is taken as the `eval` hop (the text is right for an
+/// interactive parse and changes when the non-interactive shell hands it to eval), a
+/// single-quoted `eval '…'` (the re-quoting path) as `wrapper`, no outer text as `tool-input`,
+/// anything else as `shell`.
+fn observed_hop(r: &PayloadResult) -> &'static str {
+    match &r.outer {
+        None => "tool-input",
+        Some(o) if o.contains("eval \"") => "eval",
+        Some(o) if o.contains("eval '") => "wrapper",
+        Some(_) => "shell",
+    }
+}
+
+/// Derives the observed verdict of one harness result.
+pub fn observe(id: &str, r: &PayloadResult) -> Observed {
+    let argvs = |recs: &[crate::probe::ProbeRecord]| -> Vec<Vec<String>> {
+        recs.iter().map(|p| p.argv.clone()).collect()
+    };
+    let received = json!({
+        "outer": r.outer,
+        "probe": argvs(&r.probe),
+        "hex": r.probe.iter().map(|p| p.hex.clone()).collect::<Vec<_>>(),
+    });
+    let direct = json!({
+        "probe": argvs(&r.direct.probe),
+        "stdout": r.direct.stdout,
+        "exit_code": r.direct.exit_code,
+    });
+    let tool_result = match &r.tool_result {
+        Some(t) => json!({"is_error": t.is_error, "content": t.content}),
+        None => Value::Null,
+    };
+    let is_probe = r.payload.trim_start().starts_with("argvprobe");
+    let validation = r
+        .tool_result
+        .as_ref()
+        .is_some_and(|t| t.is_error && t.content.contains("InputValidationError"));
+    let (verdict, fd) = if validation {
+        let fd = ObservedDivergence {
+            hop_name: "tool-input".into(),
+            mechanism: "other".into(),
+            silent: false,
+            intended: join_argvs(&r.direct.probe),
+            received: r
+                .tool_result
+                .as_ref()
+                .map(|t| t.content.clone())
+                .unwrap_or_default(),
+        };
+        ("diverges", Some(fd))
+    } else if is_probe {
+        if r.probe.is_empty() && r.direct.probe.is_empty() {
+            ("unknown", None)
+        } else if argvs(&r.probe) == argvs(&r.direct.probe) {
+            ("corresponds", None)
+        } else {
+            let want = join_argvs(&r.direct.probe);
+            let got = join_argvs(&r.probe);
+            let silent = !r.tool_result.as_ref().is_some_and(|t| t.is_error);
+            let fd = ObservedDivergence {
+                hop_name: observed_hop(r).into(),
+                mechanism: iec_protocol::classify::mechanism(&want, &got).as_str().into(),
+                silent,
+                intended: want,
+                received: got,
+            };
+            ("diverges", Some(fd))
+        }
+    } else {
+        let want = r.direct.stdout.trim_end().to_string();
+        let got = r.tool_result.as_ref().map(|t| t.content.trim_end().to_string());
+        match got {
+            None if r.direct.bash_strings.is_empty() => ("unknown", None),
+            Some(g) if g == want => ("corresponds", None),
+            g => {
+                let g = g.unwrap_or_default();
+                let fd = ObservedDivergence {
+                    hop_name: observed_hop(r).into(),
+                    mechanism: iec_protocol::classify::mechanism(&want, &g).as_str().into(),
+                    silent: !r.tool_result.as_ref().is_some_and(|t| t.is_error),
+                    intended: want,
+                    received: g,
+                };
+                ("diverges", Some(fd))
+            }
+        }
+    };
+    Observed {
+        id: id.to_string(),
+        command: r.payload.clone(),
+        verdict: verdict.into(),
+        first_divergence: fd,
+        received,
+        direct,
+        tool_result,
+    }
+}
+
+/// How to run payloads for real.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub version: String,
+    pub bin: Option<PathBuf>,
+    pub probe: Option<PathBuf>,
+    /// Payloads per harness launch.
+    pub batch: usize,
+    pub timeout: Duration,
+}
+
+impl RunSpec {
+    pub fn new(version: &str) -> Self {
+        RunSpec {
+            version: version.to_string(),
+            bin: None,
+            probe: None,
+            batch: 40,
+            timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Runs `payloads` through the real harness in batches (one launch per batch) and observes each.
+pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
+    let mut out = Vec::new();
+    for chunk in payloads.chunks(spec.batch.max(1)) {
+        let cmds: Vec<&str> = chunk.iter().map(|p| p.command.as_str()).collect();
+        let mut opts = RunOptions::new(&spec.version, spec.bin.clone(), &cmds);
+        opts.timeout = spec.timeout;
+        opts.probe = spec.probe.clone();
+        let run = run_claude_code_with(&opts)?;
+        anyhow::ensure!(
+            !run.timed_out,
+            "Claude Code {} timed out on a batch of {}; stderr:\n{}",
+            spec.version,
+            chunk.len(),
+            run.stderr
+        );
+        anyhow::ensure!(
+            run.results.len() == chunk.len(),
+            "Claude Code {} returned {} results for {} payloads; stderr:\n{}",
+            spec.version,
+            run.results.len(),
+            chunk.len(),
+            run.stderr
+        );
+        for (p, r) in chunk.iter().zip(&run.results) {
+            out.push(observe(&p.id, r));
+        }
+    }
+    Ok(out)
+}
+
+/// The `iec harness run` document.
+pub fn run_document(version: &str, observed: &[Observed]) -> Value {
+    json!({"harness": "claude-code", "version": version, "payloads": observed})
+}
+
+/// One payload's prediction next to its observation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Agreement {
+    pub id: String,
+    pub command: String,
+    pub predicted: Value,
+    pub observed: Value,
+    /// Predicted corresponds ⇔ observed corresponds.
+    pub verdict_agree: bool,
+    /// Both diverge at the same hop name (`None` when not both diverge).
+    pub hop_agree: Option<bool>,
+}
+
+/// The `iec harness agree` report.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgreeReport {
+    pub harness: String,
+    pub version: String,
+    pub launch: String,
+    pub results: Vec<Agreement>,
+    pub totals: Value,
+}
+
+impl AgreeReport {
+    pub fn all_agree(&self) -> bool {
+        self.results.iter().all(|a| a.verdict_agree)
+    }
+    pub fn disagreements(&self) -> Vec<&Agreement> {
+        self.results.iter().filter(|a| !a.verdict_agree).collect()
+    }
+}
+
+/// `iec check`'s prediction for one command on one launch (the library call `iec check` makes).
+pub fn predict(launch: &iec_launches::Launch, command: &str) -> anyhow::Result<iec_core::CheckReport> {
+    let call = iec_protocol::call_for_text(launch, command);
+    Ok(iec_protocol::check(
+        launch,
+        &call,
+        iec_witness::global(),
+        Default::default(),
+    )?)
+}
+
+/// Compares predictions for `launch_id` with observations.
+pub fn agree_observed(version: &str, launch_id: &str, observed: &[Observed]) -> anyhow::Result<AgreeReport> {
+    let cat = iec_launches::Catalog::builtin();
+    let launch = cat.get(launch_id)?;
+    let mut results = Vec::new();
+    for o in observed {
+        let rep = predict(launch, &o.command)?;
+        let pv = rep.verdict.as_str();
+        let verdict_agree = (pv == "corresponds") == (o.verdict == "corresponds");
+        let hop_agree = match (&rep.first_divergence, &o.first_divergence) {
+            (Some(p), Some(ob)) => Some(p.hop_name == ob.hop_name),
+            _ => None,
+        };
+        results.push(Agreement {
+            id: o.id.clone(),
+            command: o.command.clone(),
+            predicted: json!({
+                "verdict": pv,
+                "first_divergence": rep.first_divergence.as_ref().map(|f| json!({
+                    "hop_name": f.hop_name, "kind": f.kind, "mechanism": f.mechanism,
+                    "silent": f.silent, "intended": f.intended, "received": f.received,
+                })),
+                "reason": rep.reason,
+            }),
+            observed: json!({
+                "verdict": o.verdict,
+                "first_divergence": o.first_divergence,
+                "received": o.received,
+                "direct": o.direct,
+                "tool_result": o.tool_result,
+            }),
+            verdict_agree,
+            hop_agree,
+        });
+    }
+    let agree = results.iter().filter(|a| a.verdict_agree).count();
+    let hop_disagree = results.iter().filter(|a| a.hop_agree == Some(false)).count();
+    let disagree: Vec<&str> = results
+        .iter()
+        .filter(|a| !a.verdict_agree)
+        .map(|a| a.id.as_str())
+        .collect();
+    let totals = json!({
+        "payloads": results.len(),
+        "agree": agree,
+        "disagree": disagree,
+        "hop_disagree": hop_disagree,
+    });
+    Ok(AgreeReport {
+        harness: "claude-code".into(),
+        version: version.into(),
+        launch: launch_id.into(),
+        results,
+        totals,
+    })
+}
+
+/// Runs the payloads for real and compares with `iec check` on `launch_id`.
+pub fn agree(spec: &RunSpec, launch_id: &str, payloads: &[Payload]) -> anyhow::Result<AgreeReport> {
+    // Fail on a bad launch id before running anything.
+    iec_launches::Catalog::builtin().get(launch_id)?;
+    let observed = run_observed(spec, payloads)?;
+    agree_observed(&spec.version, launch_id, &observed)
+}
+
+/// A one-line text form of an agreement.
+pub fn agreement_line(a: &Agreement) -> String {
+    let side = |v: &Value| -> String {
+        let verdict = v["verdict"].as_str().unwrap_or("?").to_string();
+        match v["first_divergence"].as_object() {
+            Some(f) => format!(
+                "{verdict} at {} ({})",
+                f.get("hop_name").and_then(|h| h.as_str()).unwrap_or("?"),
+                f.get("mechanism").and_then(|h| h.as_str()).unwrap_or("?")
+            ),
+            None => verdict,
+        }
+    };
+    format!(
+        "{} {}  predicted {} / observed {}{}  {}",
+        if a.verdict_agree { "agree   " } else { "DISAGREE" },
+        a.id,
+        side(&a.predicted),
+        side(&a.observed),
+        match a.hop_agree {
+            Some(false) => " (hop differs)",
+            _ => "",
+        },
+        a.command
+    )
+}
+
+/// A one-line text form of an observation.
+pub fn observed_line(o: &Observed) -> String {
+    match &o.first_divergence {
+        Some(f) => format!(
+            "{} diverges at {} ({}, {}): {:?} -> {:?}  {}",
+            o.id,
+            f.hop_name,
+            f.mechanism,
+            if f.silent { "silent" } else { "loud" },
+            f.intended,
+            f.received,
+            o.command
+        ),
+        None => format!("{} {}  {}", o.id, o.verdict, o.command),
+    }
+}

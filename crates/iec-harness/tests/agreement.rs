@@ -1,0 +1,115 @@
+//! `iec check`'s predictions against real Claude Code runs, on 300 generated hazard payloads
+//! (`iec_harness::hazard_payloads`), for 2.1.72 (launch `claude-code-2.1.72-linux`) and 2.1.332
+//! (`claude-code-2.1.332-linux`), 40 payloads per harness launch. Asserts 100% agreement on the
+//! verdict (corresponds vs diverges/unknown); on a disagreement it fails and lists each one.
+//!
+//! Skips like `tests/claude_code.rs`: when the npm install fails and `IEC_SKIP_HARNESS=1` (or
+//! `IEC_SKIP_NPM=1`) is set, it prints `SKIPPED: …` and passes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use iec_harness::agree::{agree, agreement_line, AgreeReport, Payload, RunSpec};
+use iec_harness::{hazard_payloads, install_claude_code};
+
+const N: usize = 300;
+const SEED: u64 = 72332;
+
+fn skip_reason() -> Option<&'static str> {
+    ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
+        .into_iter()
+        .find(|var| std::env::var(var).is_ok_and(|v| v == "1"))
+}
+
+fn installed(version: &str) -> bool {
+    if let Err(e) = install_claude_code(version) {
+        let why = format!("installing @anthropic-ai/claude-code@{version} with npm failed: {e:#}");
+        if let Some(var) = skip_reason() {
+            let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
+            println!("SKIPPED: {why} ({var}=1)");
+            return false;
+        }
+        panic!("{why}\n(set IEC_SKIP_HARNESS=1 to skip the real-harness tests when npm cannot install)");
+    }
+    true
+}
+
+fn payloads() -> Vec<Payload> {
+    hazard_payloads(N, SEED)
+        .into_iter()
+        .map(|(id, command)| Payload { id, command })
+        .collect()
+}
+
+fn run(version: &str, launch: &str) -> Option<AgreeReport> {
+    if !installed(version) {
+        return None;
+    }
+    let mut spec = RunSpec::new(version);
+    spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+    spec.batch = 40;
+    let t = Instant::now();
+    let rep = agree(&spec, launch, &payloads()).expect("agree run");
+    let diverged = rep
+        .results
+        .iter()
+        .filter(|a| a.observed["verdict"] != "corresponds")
+        .count();
+    eprintln!(
+        "claude-code {version} vs {launch}: {} payloads, {} agree, {} observed changed, {} hop differences, {:.1} s",
+        rep.results.len(),
+        rep.totals["agree"],
+        diverged,
+        rep.totals["hop_disagree"],
+        t.elapsed().as_secs_f64()
+    );
+    Some(rep)
+}
+
+fn describe(rep: &AgreeReport) -> String {
+    let mut s = String::new();
+    for a in rep.disagreements() {
+        s.push_str(&agreement_line(a));
+        s.push('\n');
+        s.push_str(&format!(
+            "    predicted: {}\n    observed argv: {}\n    direct argv:   {}\n    outer: {}\n    tool result: {}\n",
+            a.predicted["first_divergence"],
+            a.observed["received"]["probe"],
+            a.observed["direct"]["probe"],
+            a.observed["received"]["outer"],
+            a.observed["tool_result"],
+        ));
+    }
+    s
+}
+
+#[test]
+fn predictions_agree_with_real_claude_code() {
+    let reports: Vec<AgreeReport> = std::thread::scope(|s| {
+        let a = s.spawn(|| run("2.1.72", "claude-code-2.1.72-linux"));
+        let b = s.spawn(|| run("2.1.332", "claude-code-2.1.332-linux"));
+        [a.join().unwrap(), b.join().unwrap()]
+            .into_iter()
+            .flatten()
+            .collect()
+    });
+    let mut failures = String::new();
+    for rep in &reports {
+        if !rep.all_agree() {
+            failures.push_str(&format!(
+                "claude-code {} vs {}: {}/{} agree; disagreements:\n{}",
+                rep.version,
+                rep.launch,
+                rep.totals["agree"],
+                rep.results.len(),
+                describe(rep)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "iec check's verdict disagrees with real Claude Code (not a flaky test: each line is a \
+         prediction that the real harness contradicts; see crates/iec-harness/README.md):\n{failures}"
+    );
+}
