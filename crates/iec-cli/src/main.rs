@@ -1,6 +1,7 @@
 //! `iec`: does a tool call execute as intended? A thin front end over the iec crates.
 
 mod demo;
+mod harness;
 mod hook;
 mod text;
 
@@ -166,6 +167,12 @@ enum Cmd {
         mode: Option<String>,
         #[arg(long, value_enum, default_value = "json")]
         format: Format,
+    },
+    /// Real harness runs: `run` payloads through a pinned harness and observe what arrived;
+    /// `agree` compares those observations with `iec check`'s predictions.
+    Harness {
+        #[command(subcommand)]
+        cmd: harness::HarnessCmd,
     },
     /// The argv probe: print the argv this program received as JSON.
     Argvprobe {
@@ -368,6 +375,7 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Cmd::Demo { format } => demo::run(format == Format::Json),
+        Cmd::Harness { cmd } => harness::run(cmd),
         Cmd::Receive {
             receiver,
             mode,

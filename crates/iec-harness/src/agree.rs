@@ -97,6 +97,31 @@ fn observed_hop(r: &PayloadResult) -> &'static str {
     }
 }
 
+/// Argv records as compared: when the payload mentions `$$` (the shell's pid, which differs
+/// between the harness's bash and the direct run), every run of digits becomes `<n>`.
+fn shape(payload: &str, recs: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    if !payload.contains("$$") {
+        return recs;
+    }
+    let norm = |s: &String| {
+        let mut out = String::new();
+        let mut in_digits = false;
+        for c in s.chars() {
+            if c.is_ascii_digit() {
+                if !in_digits {
+                    out.push_str("<n>");
+                }
+                in_digits = true;
+            } else {
+                in_digits = false;
+                out.push(c);
+            }
+        }
+        out
+    };
+    recs.into_iter().map(|r| r.iter().map(norm).collect()).collect()
+}
+
 /// Derives the observed verdict of one harness result.
 pub fn observe(id: &str, r: &PayloadResult) -> Observed {
     let argvs = |recs: &[crate::probe::ProbeRecord]| -> Vec<Vec<String>> {
@@ -137,7 +162,7 @@ pub fn observe(id: &str, r: &PayloadResult) -> Observed {
     } else if is_probe {
         if r.probe.is_empty() && r.direct.probe.is_empty() {
             ("unknown", None)
-        } else if argvs(&r.probe) == argvs(&r.direct.probe) {
+        } else if shape(&r.payload, argvs(&r.probe)) == shape(&r.payload, argvs(&r.direct.probe)) {
             ("corresponds", None)
         } else {
             let want = join_argvs(&r.direct.probe);
@@ -363,7 +388,7 @@ pub fn agreement_line(a: &Agreement) -> String {
         }
     };
     format!(
-        "{} {}  predicted {} / observed {}{}  {}",
+        "{} {}  predicted {} / observed {}{}  {:?}",
         if a.verdict_agree { "agree   " } else { "DISAGREE" },
         a.id,
         side(&a.predicted),
@@ -380,7 +405,7 @@ pub fn agreement_line(a: &Agreement) -> String {
 pub fn observed_line(o: &Observed) -> String {
     match &o.first_divergence {
         Some(f) => format!(
-            "{} diverges at {} ({}, {}): {:?} -> {:?}  {}",
+            "{} diverges at {} ({}, {}): {:?} -> {:?}  {:?}",
             o.id,
             f.hop_name,
             f.mechanism,
@@ -389,6 +414,6 @@ pub fn observed_line(o: &Observed) -> String {
             f.received,
             o.command
         ),
-        None => format!("{} {}  {}", o.id, o.verdict, o.command),
+        None => format!("{} {}  {:?}", o.id, o.verdict, o.command),
     }
 }

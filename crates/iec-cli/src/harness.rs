@@ -1,0 +1,107 @@
+//! `iec harness run` and `iec harness agree`: run payloads through a real harness (iec-harness),
+//! and compare what arrived with `iec check`'s predictions.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use iec_harness::agree::{
+    agree, agreement_line, observed_line, parse_harness, read_payloads, run_document, run_observed, RunSpec,
+};
+
+#[derive(clap::Subcommand)]
+pub enum HarnessCmd {
+    /// Run payloads (JSON Lines {"id","command"}) through the real harness and report, per
+    /// payload, whether the probe's argv equals a direct `bash -c` run (the observed verdict).
+    Run {
+        /// `claude-code@VERSION`.
+        #[arg(long)]
+        harness: String,
+        /// A prebuilt cli.js or native binary (skips the npm install).
+        #[arg(long)]
+        bin: Option<PathBuf>,
+        #[arg(long)]
+        payloads: PathBuf,
+        /// Payloads per harness launch.
+        #[arg(long, default_value_t = 40)]
+        batch: usize,
+        #[arg(long, value_parser = ["text", "json"], default_value = "text")]
+        format: String,
+    },
+    /// Run payloads for real and `iec check` each on a launch; report prediction vs observation.
+    /// Exit 0 when every verdict agrees, 1 otherwise.
+    Agree {
+        /// `claude-code@VERSION`.
+        #[arg(long)]
+        harness: String,
+        #[arg(long)]
+        bin: Option<PathBuf>,
+        /// The launch whose predictions are compared.
+        #[arg(long)]
+        launch: String,
+        #[arg(long)]
+        payloads: PathBuf,
+        #[arg(long, default_value_t = 40)]
+        batch: usize,
+        #[arg(long, value_parser = ["text", "json"], default_value = "text")]
+        format: String,
+    },
+}
+
+fn spec(harness: &str, bin: Option<PathBuf>, batch: usize) -> Result<RunSpec> {
+    let mut s = RunSpec::new(&parse_harness(harness)?);
+    s.bin = bin;
+    s.batch = batch;
+    Ok(s)
+}
+
+/// Runs a `harness` subcommand; returns the exit code.
+pub fn run(cmd: HarnessCmd) -> Result<i32> {
+    match cmd {
+        HarnessCmd::Run {
+            harness,
+            bin,
+            payloads,
+            batch,
+            format,
+        } => {
+            let spec = spec(&harness, bin, batch)?;
+            let ps = read_payloads(&payloads)?;
+            let observed = run_observed(&spec, &ps)?;
+            if format == "json" {
+                let doc = run_document(&spec.version, &observed);
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            } else {
+                for o in &observed {
+                    println!("{}", observed_line(o));
+                }
+            }
+            Ok(0)
+        }
+        HarnessCmd::Agree {
+            harness,
+            bin,
+            launch,
+            payloads,
+            batch,
+            format,
+        } => {
+            let spec = spec(&harness, bin, batch)?;
+            let ps = read_payloads(&payloads)?;
+            let rep = agree(&spec, &launch, &ps)?;
+            if format == "json" {
+                println!("{}", serde_json::to_string_pretty(&rep)?);
+            } else {
+                for a in &rep.results {
+                    println!("{}", agreement_line(a));
+                }
+                println!(
+                    "{} payloads, {} agree, {} disagree",
+                    rep.results.len(),
+                    rep.totals["agree"],
+                    rep.disagreements().len()
+                );
+            }
+            Ok(if rep.all_agree() { 0 } else { 1 })
+        }
+    }
+}
