@@ -86,11 +86,15 @@ fn join_argvs(recs: &[crate::probe::ProbeRecord]) -> String {
 /// The hop an observed change is attributed to, read from the outer text bash received: a
 /// double-quoted `eval "…"` wrapper is taken as the `eval` hop (the text is right for an
 /// interactive parse and changes when the non-interactive shell hands it to eval), a
-/// single-quoted `eval '…'` (the re-quoting path) as `wrapper`, no outer text as `tool-input`,
+/// text whose `< /dev/null` sits before a `|` inside the eval'd string, or a single-quoted
+/// `eval '…'`, as `wrapper` (the words were re-quoted before eval saw them), no outer text as `tool-input`,
 /// anything else as `shell`.
 fn observed_hop(r: &PayloadResult) -> &'static str {
     match &r.outer {
         None => "tool-input",
+        // The pipe path: the wrapper re-quoted the words and moved `< /dev/null` before the
+        // first `|` (whatever quotes then carry the text to eval).
+        Some(o) if o.contains("< /dev/null |") => "wrapper",
         Some(o) if o.contains("eval \"") => "eval",
         Some(o) if o.contains("eval '") => "wrapper",
         Some(_) => "shell",

@@ -4,6 +4,7 @@
 //! given) against the replay server, one Bash tool call per PAYLOAD, and prints what each
 //! witness saw, next to the same payload run as `bash -c PAYLOAD`.
 //! `iec-harness install VERSION` only installs and prints the launcher.
+//! `iec-harness hazard N SEED` prints the generated hazard payloads as JSON Lines.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use iec_harness::{install_claude_code, run_claude_code_with, RunOptions};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] [--hook-command CMD] PAYLOAD...\n       iec-harness install VERSION"
+        "usage: iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] [--hook-command CMD] PAYLOAD...\n       iec-harness install VERSION\n       iec-harness hazard N SEED"
     );
     std::process::exit(2);
 }
@@ -28,6 +29,20 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let sub = args.next().unwrap_or_else(|| usage());
     match sub.as_str() {
+        "hazard" => {
+            // `iec-harness hazard N SEED`: the generated payloads as JSON Lines {"id","command"}.
+            let n = args
+                .next()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| usage());
+            let seed = args
+                .next()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| usage());
+            for (id, command) in iec_harness::hazard_payloads(n, seed) {
+                println!("{}", serde_json::json!({"id": id, "command": command}));
+            }
+        }
         "install" => {
             let v = args.next().unwrap_or_else(|| usage());
             match install_claude_code(&v) {
