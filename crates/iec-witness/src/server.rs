@@ -69,6 +69,8 @@ pub struct BashServer {
     req_file: PathBuf,
     /// Reused buffer for the request file.
     buf: Vec<u8>,
+    /// The CPU the server is pinned to, if any.
+    cpu: Option<usize>,
 }
 
 /// Whether this system lets us start the witness without network (`unshare -n`), probed once.
@@ -165,6 +167,16 @@ pub fn bash_path() -> PathBuf {
 impl BashServer {
     /// Starts a witness process in a fresh private directory.
     pub fn start() -> Result<BashServer, WitnessError> {
+        BashServer::start_on(None)
+    }
+
+    /// The CPU this server is pinned to.
+    pub fn cpu(&self) -> Option<usize> {
+        self.cpu
+    }
+
+    /// As [`BashServer::start`], pinned to `cpu` when given (see the pool for why).
+    pub fn start_on(cpu: Option<usize>) -> Result<BashServer, WitnessError> {
         let dir = private_dir("iec-witness-")?;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
         let bash = bash_path();
@@ -199,7 +211,20 @@ impl BashServer {
         let stdin = child.stdin.take().expect("piped stdin");
         let req_file = dir.path().join(format!("req-{nonce}"));
         let stdout = BufReader::with_capacity(1 << 16, reader);
+        let cpu = cpu.filter(|&c| {
+            // SAFETY: a zeroed cpu set with one bit set, for the child's pid.
+            unsafe {
+                let mut one: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(c, &mut one);
+                libc::sched_setaffinity(
+                    child.id() as libc::pid_t,
+                    std::mem::size_of::<libc::cpu_set_t>(),
+                    &one,
+                ) == 0
+            }
+        });
         Ok(BashServer {
+            cpu,
             child,
             stdin,
             stdout,
