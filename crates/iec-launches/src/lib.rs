@@ -129,6 +129,55 @@ pub struct Windows {
     pub cmd_delayed_expansion: bool,
 }
 
+/// How a terminal-typing launch delivers the text: it types it with `tmux send-keys` into an
+/// interactive bash that has been running in a tmux pane (Terminal-Bench's Terminus,
+/// OpenHands). Present only on such launches.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Terminal {
+    /// `key-names`: the text is one `send-keys` argument, looked up as a key name first
+    /// (`Enter`, `C-c`, …); `literal`: sent with `send-keys -l`. tmux's own argument parser ends
+    /// a command at an argument's trailing `;` (and turns a trailing `\;` into `;`) either way.
+    pub send: String,
+    /// Text typed after the command as its own `send-keys` argument (Terminus:
+    /// `; tmux wait -S done`), empty for none.
+    #[serde(default)]
+    pub suffix: String,
+    /// `same-call`: `Enter` is the last argument of the same `send-keys` call; `separate-call`:
+    /// a second `send-keys Enter` (libtmux `send_keys(enter=True)`).
+    pub enter: String,
+    /// Trailing CR/LF characters are removed before sending (Terminus `_prevent_execution`).
+    #[serde(default)]
+    pub strip_trailing_newlines: bool,
+    /// bash history expansion (`!`): on in interactive shells unless the harness sends `set +H`.
+    #[serde(default = "yes")]
+    pub history_expansion: bool,
+    /// Pane size (`new-session -x -y`).
+    #[serde(default = "default_width")]
+    pub width: u32,
+    /// Pane height.
+    #[serde(default = "default_height")]
+    pub height: u32,
+    /// What the harness types once when it opens the session (documentation; its effects are
+    /// the fields above).
+    pub init: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_width() -> u32 {
+    160
+}
+fn default_height() -> u32 {
+    40
+}
+
+/// `[terminal] send` values.
+pub const TERMINAL_SENDS: &[&str] = &["key-names", "literal"];
+/// `[terminal] enter` values.
+pub const TERMINAL_ENTERS: &[&str] = &["same-call", "separate-call"];
+
 /// Windows receivers a launch may name.
 pub const WINDOWS_RECEIVERS: &[&str] = &["msys2", "powershell", "cmd"];
 /// Windows senders a launch may name (the ids of `iec-windows`).
@@ -178,6 +227,8 @@ pub struct Launch {
     pub snapshot: Option<Snapshot>,
     /// Windows delivery (sender, receiver and options); absent on POSIX launches.
     pub windows: Option<Windows>,
+    /// Terminal typing (tmux `send-keys` into an interactive bash); absent on other launches.
+    pub terminal: Option<Terminal>,
 }
 
 fn default_tool() -> String {
@@ -198,6 +249,19 @@ impl Launch {
     pub fn hops(&self) -> Vec<HopInfo> {
         if let Some(w) = &self.windows {
             return self.windows_hops(w);
+        }
+        if let Some(t) = &self.terminal {
+            let hop = |name, kind| HopInfo { name, kind };
+            let mut h = vec![hop("tool-input", "structured-decode")];
+            if self.rewrite.is_some() {
+                h.push(hop("harness-rewrite", "wrapper"));
+            }
+            if !t.suffix.is_empty() {
+                h.push(hop("wrapper", "wrapper"));
+            }
+            h.push(hop("terminal", "terminal-typing"));
+            h.push(hop("shell", "shell-parse"));
+            return h;
         }
         let mut h = vec![HopInfo {
             name: "tool-input",
@@ -295,6 +359,19 @@ impl Launch {
                 return Err(LaunchError::Invalid(
                     l.id,
                     "a PowerShell receiver needs powershell = \"5.1\" or \"7\"".into(),
+                ));
+            }
+        } else if let Some(t) = &l.terminal {
+            if !TERMINAL_SENDS.contains(&t.send.as_str()) {
+                return Err(LaunchError::Unknown("terminal send mode", t.send.clone()));
+            }
+            if !TERMINAL_ENTERS.contains(&t.enter.as_str()) {
+                return Err(LaunchError::Unknown("terminal enter mode", t.enter.clone()));
+            }
+            if l.wrapper.is_some() {
+                return Err(LaunchError::Invalid(
+                    l.id,
+                    "a terminal launch types the text; its suffix is [terminal] suffix, not a [wrapper]".into(),
                 ));
             }
         } else if l.spawn.argv.is_empty() {

@@ -6,7 +6,12 @@ use crate::{Launch, Validate};
 /// Payload renderings a launch may name.
 pub const PAYLOADS: &[&str] = &["raw", "single-quote", "claude-code-2.1.72"];
 /// Rewrite steps a launch may name.
-pub const REWRITES: &[&str] = &["gemini-strip-shell-wrapper", "gemini-trim", "space-join"];
+pub const REWRITES: &[&str] = &[
+    "gemini-strip-shell-wrapper",
+    "gemini-trim",
+    "space-join",
+    "openhands-escape-bash-special-chars",
+];
 
 /// Placeholder values used when filling templates. They are fixed, machine-independent paths:
 /// the wrapper is parsed, never run, so only their shape matters.
@@ -123,6 +128,13 @@ pub fn rewrite_step(step: &str, text: &str) -> (String, Option<String>) {
                 t,
                 trimmed.then(|| "trim() removed leading/trailing white space".into()),
             )
+        }
+        "openhands-escape-bash-special-chars" => {
+            let t = openhands_escape_bash_special_chars(text);
+            let note = (t != text).then(|| {
+                "escape_bash_special_chars doubled the backslash of \\; \\& \\| \\< or \\> outside quotes".into()
+            });
+            (t, note)
         }
         // argv-only step; see `space_join`.
         "space-join" => (text.to_string(), None),
@@ -264,9 +276,213 @@ pub fn spawn_argv(launch: &Launch, wrapper: &str, call_argv: Option<&[String]>) 
     out
 }
 
+/// OpenHands V1 `escape_bash_special_chars` (openhands-tools `terminal/utils/command.py`):
+/// `\\([;&|<>])` becomes `\\\\\1` everywhere except in regions bash takes verbatim (quoted
+/// strings, `$(…)`, `${…}`, `$name`, heredoc bodies, comments); an empty or blank text becomes
+/// empty. The original walks a tree-sitter-bash tree and returns the text unchanged when the
+/// tree has an error; this port scans those regions by hand (see the tests) and the caller only
+/// hands it texts bash parses.
+pub fn openhands_escape_bash_special_chars(text: &str) -> String {
+    if text.trim().is_empty() {
+        return String::new();
+    }
+    let b = text.as_bytes();
+    // Pass 1: the preserved regions, lexed the way bash reads them.
+    let mut keep: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    let mut heredocs: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut word_start = true;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        let mut kept = true;
+        match c {
+            b'\\' => {
+                i += 2;
+                kept = false;
+            }
+            b'\'' => i = skip_single(b, i + 1),
+            b'"' => i = skip_double(b, i + 1),
+            b'$' if i + 1 < b.len() && b[i + 1] == b'\'' => i = skip_ansi_c(b, i + 2),
+            b'$' if i + 1 < b.len() && b[i + 1] == b'"' => i = skip_double(b, i + 2),
+            b'$' if i + 1 < b.len() && (b[i + 1] == b'(' || b[i + 1] == b'{') => i = skip_balanced(b, i + 1),
+            b'$' if i + 1 < b.len() && (b[i + 1].is_ascii_alphanumeric() || b"_@*#?$!-".contains(&b[i + 1])) => {
+                i += 2;
+                if b[i - 1].is_ascii_alphabetic() || b[i - 1] == b'_' {
+                    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                        i += 1;
+                    }
+                }
+            }
+            b'`' => {
+                i += 1;
+                while i < b.len() && b[i] != b'`' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'#' if word_start => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'<' if b[i..].starts_with(b"<<") && !b[i..].starts_with(b"<<<") => {
+                let mut j = i + 2;
+                let strip = j < b.len() && b[j] == b'-';
+                if strip {
+                    j += 1;
+                }
+                while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                    j += 1;
+                }
+                let ds = j;
+                while j < b.len() && !b" \t\n;&|<>()".contains(&b[j]) {
+                    j += 1;
+                }
+                let delim: Vec<u8> = b[ds..j]
+                    .iter()
+                    .copied()
+                    .filter(|&x| x != b'\'' && x != b'"' && x != b'\\')
+                    .collect();
+                if !delim.is_empty() {
+                    heredocs.push((delim, strip));
+                }
+                i = j;
+                kept = false;
+            }
+            b'\n' if !heredocs.is_empty() => {
+                // The bodies follow the line, each up to and including its delimiter line.
+                i += 1;
+                for (delim, strip) in std::mem::take(&mut heredocs) {
+                    while i < b.len() {
+                        let end = b[i..].iter().position(|&x| x == b'\n').map_or(b.len(), |p| i + p);
+                        let mut line = &b[i..end];
+                        if strip {
+                            let k = line.iter().position(|&x| x != b'\t').unwrap_or(line.len());
+                            line = &line[k..];
+                        }
+                        i = (end + 1).min(b.len());
+                        if line == delim.as_slice() {
+                            break;
+                        }
+                    }
+                }
+            }
+            _ => {
+                i += 1;
+                kept = false;
+            }
+        }
+        i = i.min(b.len());
+        if kept {
+            keep.push((start, i));
+        }
+        word_start = i - start == 1 && b" \t\n;&|()<>".contains(&c);
+    }
+    // Pass 2: the original's regular expression over everything else.
+    let mut out = Vec::with_capacity(b.len() + 8);
+    let mut cursor = 0;
+    let sub = |seg: &[u8], out: &mut Vec<u8>| {
+        let mut k = 0;
+        while k < seg.len() {
+            if seg[k] == b'\\' && k + 1 < seg.len() && b";&|<>".contains(&seg[k + 1]) {
+                out.extend_from_slice(&[b'\\', b'\\', seg[k + 1]]);
+                k += 2;
+            } else {
+                out.push(seg[k]);
+                k += 1;
+            }
+        }
+    };
+    for (s, e) in keep {
+        sub(&b[cursor..s], &mut out);
+        out.extend_from_slice(&b[s..e]);
+        cursor = e;
+    }
+    sub(&b[cursor..], &mut out);
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
+}
+
+fn skip_single(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'\'' {
+        i += 1;
+    }
+    (i + 1).min(b.len())
+}
+
+fn skip_ansi_c(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'\'' {
+        i += if b[i] == b'\\' { 2 } else { 1 };
+    }
+    (i + 1).min(b.len())
+}
+
+fn skip_double(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'"' {
+        if b[i] == b'\\' {
+            i += 2;
+        } else if b[i] == b'$' && i + 1 < b.len() && (b[i + 1] == b'(' || b[i + 1] == b'{') {
+            i = skip_balanced(b, i + 1);
+        } else if b[i] == b'`' {
+            i += 1;
+            while i < b.len() && b[i] != b'`' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else {
+            i += 1;
+        }
+    }
+    (i + 1).min(b.len())
+}
+
+/// From an opening `(` or `{` to just after its match, skipping quotes inside.
+fn skip_balanced(b: &[u8], mut i: usize) -> usize {
+    let (open, close) = if b[i] == b'(' { (b'(', b')') } else { (b'{', b'}') };
+    let mut depth = 0usize;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\\' {
+            i += 2;
+            continue;
+        }
+        if c == b'\'' && open == b'(' {
+            i = skip_single(b, i + 1);
+            continue;
+        }
+        if c == b'"' {
+            i = skip_double(b, i + 1);
+            continue;
+        }
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return i + 1;
+            }
+        }
+        i += 1;
+    }
+    b.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn openhands_escape() {
+        let e = openhands_escape_bash_special_chars;
+        assert_eq!(e("find . -exec rm {} \\;"), "find . -exec rm {} \\\\;");
+        assert_eq!(e("echo 'a\\;b' \"c\\;d\" $(x \\;) e\\|f"), "echo 'a\\;b' \"c\\;d\" $(x \\;) e\\\\|f");
+        assert_eq!(e("cat <<EOF\na\\;b\nEOF\necho \\>"), "cat <<EOF\na\\;b\nEOF\necho \\\\>");
+        assert_eq!(e("echo x # a\\;b"), "echo x # a\\;b");
+        assert_eq!(e("echo a#b\\;"), "echo a#b\\\\;");
+        // As the regular expression: the second backslash of `\\;` pairs with the `;`.
+        assert_eq!(e("echo \\\\;"), "echo \\\\\\;");
+        assert_eq!(e("  "), "");
+    }
 
     #[test]
     fn gemini_strip() {

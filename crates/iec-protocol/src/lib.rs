@@ -11,6 +11,7 @@ pub mod classify;
 mod dialect;
 pub mod gen;
 pub mod plain;
+mod tmux;
 mod windows;
 
 use iec_core::{
@@ -356,7 +357,10 @@ pub fn check(
     }
 
     match intended {
-        Intended::Text(t) => check_text(&mut run, &t)?,
+        Intended::Text(t) => match &launch.terminal {
+            Some(term) => tmux::check_typed(&mut run, &t, term)?,
+            None => check_text(&mut run, &t)?,
+        },
         Intended::Argv(a) => check_argv(&mut run, &a)?,
     }
     Ok(finish(run, report))

@@ -20,6 +20,7 @@ pub mod gate;
 mod pool;
 mod server;
 pub mod spawn;
+pub mod tmux;
 
 pub use pool::{global, BashPool};
 pub use server::{bash_path, isolated_network, BashServer, Expansion, Parse};

@@ -1,0 +1,209 @@
+//! Terminal-typing launches (Terminal-Bench's Terminus, OpenHands): the harness types the text
+//! with `tmux send-keys` into an interactive bash. Hops: the harness's rewrite, the appended
+//! completion suffix (a wrapper), the typing itself (tmux's argument parser and key names,
+//! readline, history expansion, continuation lines: observed by the real tmux witness of
+//! `iec-witness`), and bash's parse of what it read.
+
+use crate::{classify, plain, CheckError, Run};
+use iec_core::{HopKind, Mechanism, WitnessKind};
+use iec_launches::{render, Terminal};
+use iec_witness::tmux::{self as tw, Ending, Typist};
+use iec_witness::{gate, spawn};
+use serde_json::json;
+
+fn typist(t: &Terminal) -> Typist {
+    Typist {
+        literal: t.send == "literal",
+        suffix: t.suffix.clone(),
+        enter_same_call: t.enter == "same-call",
+        history_expansion: t.history_expansion,
+        width: t.width,
+        height: t.height,
+    }
+}
+
+/// The command of a `; CMD` suffix, to judge whether appending it is neutral.
+fn suffix_command(suffix: &str) -> &str {
+    suffix.trim_start().trim_start_matches(';').trim()
+}
+
+pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Result<(), CheckError> {
+    let launch = run.launch;
+    // Hop: harness rewrite (OpenHands' escaping).
+    let mut text = intended.to_string();
+    if let Some(rw) = &launch.rewrite {
+        let mut changes = vec![];
+        for step in &rw.steps {
+            let (x, note) = render::rewrite_step(step, &text);
+            text = x;
+            changes.extend(note);
+        }
+        let receipt = json!({ "text": text, "changes": changes });
+        // The escaping is meant to compensate tmux's own unescaping, so it is judged end to end,
+        // where the shell reads the text.
+        run.push(
+            "harness-rewrite",
+            HopKind::Wrapper,
+            WitnessKind::Emulated,
+            None,
+            receipt,
+            Some("judged at the terminal hop: the rewrite is meant to compensate tmux".into()),
+        );
+    }
+    let mut meant = intended.to_string();
+    if t.strip_trailing_newlines {
+        text = text.trim_end_matches(['\r', '\n']).to_string();
+        meant = meant.trim_end_matches(['\r', '\n']).to_string();
+    }
+
+    // Hop: the completion suffix typed after the text.
+    let designed = format!("{meant}{}", t.suffix);
+    let typed_text = format!("{text}{}", t.suffix);
+    if !t.suffix.is_empty() {
+        let neutral = format!("{meant}\n{}", suffix_command(&t.suffix));
+        let receipt = json!({ "typed": designed, "suffix": t.suffix });
+        match run.same_bash(&neutral, &designed)? {
+            None => run.push(
+                "wrapper",
+                HopKind::Wrapper,
+                WitnessKind::Emulated,
+                Some(true),
+                receipt,
+                Some(format!(
+                    "`{}` is typed after the text: the harness waits for its signal",
+                    t.suffix
+                )),
+            ),
+            Some(p) => {
+                let silent = matches!(p, iec_witness::Parse::Ok { .. });
+                run.diverge("wrapper", HopKind::Wrapper, WitnessKind::Emulated, receipt, Mechanism::Other, silent, &neutral, &designed, format!("the text followed by `{}` is not the text and then the signal: {}", t.suffix, if silent { "it parses as other commands (a trailing comment swallows the signal, a heredoc's end line is no longer alone), so the call runs but the harness waits for a signal that never comes" } else { "it no longer parses (e.g. `&;`), the shell reports a syntax error and the harness waits for a signal that never comes" }));
+                return Ok(());
+            }
+        }
+    }
+
+    // Hop: terminal typing.
+    let ty = typist(t);
+    let calls = ty.send_keys_calls(&text);
+    let shortcut = !run.opts.full_witness
+        && text == meant
+        && !text.starts_with('-')
+        && plain::is_plain(&text)
+        && text.contains(' ')
+        && text.len() <= 4096;
+    let typed = if shortcut {
+        // Plain words with a space: no key name, no `;`, nothing readline or history expansion
+        // acts on; tests/tmux_launches.rs and tests/plain.rs compare this with the witness.
+        run.shortcut.set(true);
+        tw::Typed {
+            calls: calls.iter().map(|c| (c.clone(), 0, String::new())).collect(),
+            read: designed.clone(),
+            ending: Ending::Complete,
+            canonical: None,
+            screen: String::new(),
+        }
+    } else {
+        if gate::may_break_out(typed_text.as_bytes()) {
+            if let Err(message) = spawn::bash_n(typed_text.as_bytes(), false)? {
+                let receipt = json!({ "send_keys": calls, "typed": typed_text, "error": message });
+                run.diverge(
+                    "terminal",
+                    HopKind::TerminalTyping,
+                    WitnessKind::Real,
+                    receipt,
+                    Mechanism::Other,
+                    false,
+                    &designed,
+                    &typed_text,
+                    format!("bash rejects the typed text: {message}"),
+                );
+                return Ok(());
+            }
+        }
+        tw::global().type_text(&ty, &text)?
+    };
+    let statuses: Vec<i32> = typed.calls.iter().map(|c| c.1).collect();
+    let ending = format!("{:?}", typed.ending).to_lowercase();
+    let receipt =
+        json!({ "send_keys": calls, "tmux_status": statuses, "read": typed.read, "ending": ending });
+    let witness = WitnessKind::Real;
+    if let Some((argv, st, err)) = typed.calls.iter().find(|c| c.1 != 0) {
+        let too_long = err.contains("too long");
+        let m = if too_long {
+            Mechanism::Truncation
+        } else {
+            Mechanism::Other
+        };
+        run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, m, false, &designed, &typed.read, format!("tmux refuses `{}` (exit {st}: {}): {} the harness then waits for a completion that never comes", argv.first().map(String::as_str).unwrap_or(""), err.trim(), if too_long { "the keys exceed tmux's message size, nothing of them is typed;" } else { if err.contains("unknown command") {
+                    "tmux's argument parser ends a command at an argument's trailing `;`, so the next argument is read as a tmux command; nothing of this call is typed;"
+                } else {
+                    "tmux reads the text as its own options (no `--` before it); nothing of this call is typed;"
+                } }));
+        return Ok(());
+    }
+    let screen_tail = || {
+        typed
+            .screen
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty() && !l.starts_with('>') && !l.starts_with('$'))
+            .unwrap_or("")
+            .to_string()
+    };
+    match typed.ending {
+        Ending::Complete => {}
+        Ending::Early => {
+            let m = if typed.screen.contains("event not found") {
+                Mechanism::ReExpansion
+            } else {
+                classify::mechanism(&designed, &typed.read)
+            };
+            run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, m, false, &designed, &typed.read, format!("the interactive shell ends the command before the last typed line ({}); the lines after it would run as commands of their own", screen_tail()));
+            return Ok(());
+        }
+        Ending::Pending => {
+            run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, Mechanism::Other, false, &designed, &typed.read, "after the last typed line the interactive shell still waits for more input (a continuation prompt): nothing runs, the harness times out".into());
+            return Ok(());
+        }
+        Ending::Died | Ending::Timeout => {
+            run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, Mechanism::Other, true, &designed, &typed.read, format!("the typed text ends the witness's wrapper and would run at once (the witness stopped it: {ending}); it is not the intended command"));
+            return Ok(());
+        }
+    }
+    // Compare what the shell read with what the harness typed, by bash's parse.
+    let same = if typed.read == designed {
+        true
+    } else {
+        let want = run.parse(&designed)?;
+        match (want.canonical(), typed.canonical.as_deref()) {
+            (Some(a), Some(b)) => a == b,
+            _ => run.same_bash(&designed, &typed.read)?.is_none(),
+        }
+    };
+    if !same {
+        let m = classify::mechanism(&designed, &typed.read);
+        run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, m, true, &designed, &typed.read, "the interactive shell read another command than the harness typed (readline editing or completion of control characters and tabs, history expansion of `!`, tmux key names)".into());
+        return Ok(());
+    }
+    run.push(
+        "terminal",
+        HopKind::TerminalTyping,
+        witness,
+        Some(true),
+        receipt,
+        None,
+    );
+    let canonical = match typed.canonical {
+        Some(c) => c,
+        None => run.parse(&designed)?.canonical().unwrap_or("").to_string(),
+    };
+    run.push(
+        "shell",
+        HopKind::ShellParse,
+        WitnessKind::Real,
+        Some(true),
+        json!({ "text": typed.read, "canonical": canonical }),
+        Some("the interactive bash parsed what it read into one command".into()),
+    );
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! Terminal-typing launches: Terminal-Bench's `tmux send-keys` (key names, `; tmux wait -S done`,
+//! history expansion on) and OpenHands (escape_bash_special_chars, `send-keys -l`, `set +H`),
+//! checked with the real tmux witness. Needs tmux (`IEC_SKIP_TMUX=1` skips, and says so).
+
+use iec_launches::Catalog;
+use iec_protocol::{call_for_text, check, Options};
+use iec_witness::global;
+
+fn skip() -> bool {
+    if iec_witness::tmux::available() {
+        return false;
+    }
+    if std::env::var_os("IEC_SKIP_TMUX").is_some() {
+        eprintln!("skipped: tmux is not installed (IEC_SKIP_TMUX=1)");
+        return true;
+    }
+    panic!("tmux is not installed (Debian: apt-get install tmux); set IEC_SKIP_TMUX=1 to skip");
+}
+
+/// (verdict, first divergent hop, mechanism, silent) as a short string.
+fn verdict(id: &str, text: &str) -> String {
+    let cat = Catalog::builtin();
+    let l = cat.get(id).unwrap();
+    let r = check(l, &call_for_text(l, text), global(), Options::default()).unwrap();
+    let v = serde_json::to_value(&r).unwrap();
+    match &r.first_divergence {
+        None => v["verdict"].as_str().unwrap().to_string(),
+        Some(f) => format!(
+            "{}:{}:{}:{}",
+            f.hop_name,
+            v["first_divergence"]["mechanism"].as_str().unwrap(),
+            if f.silent { "silent" } else { "loud" },
+            f.received.replace('\n', "⏎")
+        ),
+    }
+}
+
+/// (text, tmux-send-keys verdict, openhands-tmux verdict), all observed with real tmux 3.3a and
+/// bash 5.2.
+const CASES: &[(&str, &str, &str)] = &[
+    ("ls -la", "corresponds", "corresponds"),
+    // `!=` is not a history event; `!b` inside double quotes is, and the line is dropped.
+    ("echo 'a != b'", "corresponds", "corresponds"),
+    ("echo \"a!b\"", "terminal:re-expansion:loud:", "corresponds"),
+    // A trailing `;` ends the tmux command: `echo a;; tmux wait` would not parse either.
+    (
+        "echo a;",
+        "wrapper:other:loud:echo a;; tmux wait -S done",
+        "corresponds",
+    ),
+    // tmux turns an argument's trailing `\;` into `;`; OpenHands' doubling compensates it...
+    (
+        "echo a\\;",
+        "terminal:quote-consumption:loud:echo a;; tmux wait -S done",
+        "corresponds",
+    ),
+    (
+        "find . -name x -exec rm {} \\;",
+        "terminal:quote-consumption:loud:find . -name x -exec rm {} ;; tmux wait -S done",
+        "corresponds",
+    ),
+    // ...and breaks a `\;` that is not at the end, which tmux leaves alone.
+    (
+        "find . -exec rm {} \\; -print",
+        "corresponds",
+        "terminal:other:silent:find . -exec rm {} \\\\; -print",
+    ),
+    // readline takes the tab (completion): two arguments become one.
+    (
+        "printf '%s\\n' a\tb",
+        "terminal:arity-change:silent:printf '%s\\n' ab; tmux wait -S done",
+        "terminal:arity-change:silent:printf '%s\\n' ab",
+    ),
+    // `EOF; tmux wait -S done` no longer ends the heredoc.
+    (
+        "cat <<'EOF'\nhello $USER\nEOF",
+        "wrapper:other:loud:cat <<'EOF'⏎hello $USER⏎EOF; tmux wait -S done",
+        "corresponds",
+    ),
+    ("echo one\necho two", "corresponds", "corresponds"),
+    (
+        "sleep 1 &",
+        "wrapper:other:loud:sleep 1 &; tmux wait -S done",
+        "corresponds",
+    ),
+    // The comment swallows the completion signal.
+    (
+        "ls # list",
+        "wrapper:other:silent:ls # list; tmux wait -S done",
+        "corresponds",
+    ),
+    // A whole argument that is a key name is that key.
+    ("Enter", "terminal:other:loud:; tmux wait -S done", "corresponds"),
+    ("echo $'tab\\there'", "corresponds", "corresponds"),
+];
+
+#[test]
+fn verdicts_on_both_launches() {
+    if skip() {
+        return;
+    }
+    for (text, tb, oh) in CASES {
+        assert_eq!(verdict("tmux-send-keys", text), *tb, "tmux-send-keys {text:?}");
+        assert_eq!(verdict("openhands-tmux", text), *oh, "openhands-tmux {text:?}");
+    }
+    // tmux refuses a message over its size limit ("command too long"): nothing is typed.
+    let big = format!("echo {}", "x".repeat(20_000));
+    for id in ["tmux-send-keys", "openhands-tmux"] {
+        assert_eq!(verdict(id, &big), "terminal:truncation:loud:", "{id}");
+    }
+}
+
+#[test]
+fn check_mode_runs_nothing_typed() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    for id in ["tmux-send-keys", "openhands-tmux"] {
+        for text in [
+            format!("touch {d}/a"),
+            format!("echo $(touch {d}/b)"),
+            format!("}}\ntouch {d}/c"),
+            format!("echo (\ntouch {d}/d"),
+            format!("while :; do touch {d}/e; done"),
+            format!("cat <<EOF\n$(touch {d}/f)"),
+            format!("{{ touch {d}/g; }} > {d}/h"),
+        ] {
+            let _ = verdict(id, &text);
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "check mode ran typed text: {left:?}");
+}
