@@ -57,6 +57,30 @@ fn spec(harness: &str, bin: Option<PathBuf>, batch: usize) -> Result<RunSpec> {
 /// Runs a `harness` subcommand; returns the exit code.
 pub fn run(cmd: HarnessCmd) -> Result<i32> {
     match cmd {
+        // Command-running MCP servers (desktop-commander@VER, mcp-server-commands@VER,
+        // mcp-shell-server@VER), driven by the Python `mcp` SDK as the real client.
+        HarnessCmd::Run {
+            harness,
+            payloads,
+            format,
+            ..
+        } if iec_harness::mcp_servers::parse_server(&harness).is_some() => {
+            use iec_harness::mcp_servers as m;
+            let spec = m::parse_server(&harness).expect("checked by the guard")?;
+            let observed = m::run_observed(&spec, &read_payloads(&payloads)?, &Default::default())?;
+            if format == "json" {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&m::run_document(&spec, &observed))?
+                );
+            } else {
+                for o in &observed {
+                    println!("{}", observed_line(o));
+                }
+                println!("{}", m::summary_line(&spec, &m::summarize(&observed)));
+            }
+            Ok(0)
+        }
         HarnessCmd::Run {
             harness,
             bin,

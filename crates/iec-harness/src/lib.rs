@@ -6,6 +6,7 @@
 pub mod agree;
 pub mod driver;
 pub mod hazard;
+pub mod mcp_servers;
 pub mod probe;
 pub mod server;
 
