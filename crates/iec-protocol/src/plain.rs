@@ -25,9 +25,11 @@ pub fn is_plain(text: &str) -> bool {
             .is_some_and(|w| !RESERVED.contains(&w))
 }
 
-/// The value of shell words made only of literal characters, `'…'` strings and `\c` escapes, as
-/// bash and dash both expand them (no parameter, command or glob expansion can occur). `None`
-/// when the words hold anything else.
+/// The value of shell words made only of literal characters, `'…'` strings, `"…"` strings
+/// without `$` or backquotes, and `\c` escapes, as bash and dash both expand them (no parameter,
+/// command or glob expansion can occur). `None` when the words hold anything else. Harness
+/// renderings are mostly of this kind (shell-quote's `'…'"'"'…'`), and bash's own expansion of
+/// a long one costs more than the rest of a check; tests/literal_words.rs holds it to bash.
 pub fn literal_words(words: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut cur: Option<String> = None;
@@ -44,6 +46,24 @@ pub fn literal_words(words: &str) -> Option<Vec<String>> {
                 loop {
                     match chars.next()? {
                         '\'' => break,
+                        c => w.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let w = cur.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '$' | '`' => return None,
+                        '\\' => match chars.next()? {
+                            '\n' => return None,
+                            c @ ('"' | '\\' | '$' | '`') => w.push(c),
+                            c => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                        },
                         c => w.push(c),
                     }
                 }

@@ -90,6 +90,7 @@ impl BashPool {
 
     fn with_server<T>(
         &self,
+        parse_only: bool,
         f: impl FnOnce(&mut BashServer) -> Result<T, WitnessError>,
     ) -> Result<T, WitnessError> {
         // A request is a ping-pong over pipes. Waking a process on another CPU costs far more
@@ -100,11 +101,14 @@ impl BashPool {
         let cpu = pin.as_ref().map(|p| p.cpu);
         let server = {
             let mut idle = self.idle.lock().unwrap();
-            let i = idle.iter().rposition(|s| s.cpu() == cpu);
+            let i = idle
+                .iter()
+                .rposition(|s| s.cpu() == cpu && s.for_parsing() == parse_only);
             i.map(|i| idle.swap_remove(i))
         };
         let mut server = match server {
             Some(s) => s,
+            None if parse_only => BashServer::start_parse_only(cpu)?,
             None => BashServer::start_on(cpu)?,
         };
         let out = f(&mut server);
@@ -137,7 +141,7 @@ impl BashPool {
                 return Ok(Parse::Error { message });
             }
         }
-        let wrapped = match self.with_server(|s| s.parse_mode(text, extglob, canonical)) {
+        let wrapped = match self.with_server(true, |s| s.parse_mode(text, extglob, canonical)) {
             Ok(p) => p,
             // bash ends a non-interactive shell on some syntax errors inside `$(` (a fatal
             // parser error); the server is gone and a separate `bash -n` gives the verdict.
@@ -169,7 +173,7 @@ impl BashPool {
     /// As [`BashPool::expand_words`], with dash's word rules where bash can follow them (see
     /// [`BashServer::expand_words_as`]).
     pub fn expand_words_as(&self, words: &[u8], posix_words: bool) -> Result<Expansion, WitnessError> {
-        self.with_server(|s| {
+        self.with_server(false, |s| {
             let e = s.expand_words_as(words, posix_words)?;
             if e.broke_out {
                 // Never reuse a server whose state the words may have touched.

@@ -13,6 +13,10 @@
 # for E: RC:SKIPPED then SOH-separated words, NUL, `declare -F` output, NUL. Each reply ends in
 # as few writes as bash allows: every write wakes the reader.
 cd -- "$1" || exit 97
+# `nofork`: the kernel filter forbids this process to start any other (see jail.rs), so parse
+# requests need no guard; `guarded`: every request runs under the DEBUG trap.
+__iec_nofork=0
+[[ $2 == nofork ]] && __iec_nofork=1
 __iec_g_NONCE=0
 __iec_skipped=0
 __iec_rec() { __iec_args=("$@"); }
@@ -23,7 +27,7 @@ __iec_rec() { __iec_args=("$@"); }
 # around the untrusted eval: a DEBUG trap costs more than the rest of a request.
 shopt -s extdebug
 set -o functrace
-__iec_trap='[[ $__iec_g_NONCE == 0 || ( $BASH_SUBSHELL == 0 && ( $BASH_COMMAND == "source req-NONCE" || $BASH_COMMAND == "__iec_rc=\$? __iec_g_NONCE=0" || $BASH_COMMAND == "__iec_rec "* || ${FUNCNAME[0]} == __iec_rec ) ) ]] || { __iec_skipped=1; ((0)); }'
+__iec_trap='[[ $__iec_g_NONCE == 0 || ( $BASH_SUBSHELL == 0 && ( $BASH_COMMAND == "source req-NONCE" || $BASH_COMMAND == "__iec_rc=\$? __iec_g_NONCE=0" || $BASH_COMMAND == __iec_rec || $BASH_COMMAND == "__iec_rec "* || ${FUNCNAME[0]} == __iec_rec ) ) ]] || { __iec_skipped=1; ((0)); }'
 # Builtins that act on the world are switched off before the loop starts (trap stays: the loop
 # sets and clears the guard with it; source stays: it reads the request file, which bash parses
 # faster than a string handed to eval).
@@ -39,11 +43,16 @@ while IFS= read -r __iec_req; do
     # P parse and print bash's canonical form; V only say whether it parses; X and W: the same
     # with extglob on while parsing.
     [[ ${__iec_req:0:1} == [XW] ]] && shopt -s extglob
-    __iec_g_NONCE=1
-    trap "$__iec_trap" DEBUG
-    source req-NONCE
-    __iec_rc=$? __iec_g_NONCE=0
-    trap - DEBUG
+    if ((__iec_nofork)); then
+      source req-NONCE
+      __iec_rc=$?
+    else
+      __iec_g_NONCE=1
+      trap "$__iec_trap" DEBUG
+      source req-NONCE
+      __iec_rc=$? __iec_g_NONCE=0
+      trap - DEBUG
+    fi
     [[ ${__iec_req:0:1} == [XW] ]] && shopt -u extglob
     if [[ $__iec_rc == 0 && $__iec_skipped == 0 ]]; then
       [[ ${__iec_req:0:1} == [PX] ]] && declare -f __iec_f
@@ -53,6 +62,7 @@ while IFS= read -r __iec_req; do
     fi
     ;;
   E | D)
+    if ((__iec_nofork)); then printf '\0BAD\0'; continue; fi
     # E expands words as bash does; D as close to dash as bash gets (no brace expansion).
     [[ ${__iec_req:0:1} == D ]] && set +B
     __iec_args=()
@@ -63,7 +73,8 @@ while IFS= read -r __iec_req; do
     trap - DEBUG
     set -B
     printf '\0%s:%s\0' "$__iec_rc" "$__iec_skipped"
-    printf '\1%s' "${__iec_args[@]}"
+    # printf repeats its format once even without arguments: no words, no SOH.
+    ((${#__iec_args[@]})) && printf '\1%s' "${__iec_args[@]}"
     printf '\0'
     declare -F
     printf '\0'

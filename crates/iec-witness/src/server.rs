@@ -1,5 +1,6 @@
 //! One warm bash witness process (see `server.bash` for what it does and refuses to do).
 
+use crate::jail::{Jail, Kind};
 use crate::WitnessError;
 use std::io::PipeReader;
 use std::io::{BufRead, BufReader, Write};
@@ -71,6 +72,10 @@ pub struct BashServer {
     buf: Vec<u8>,
     /// The CPU the server is pinned to, if any.
     cpu: Option<usize>,
+    /// Parse-only (cannot fork) or general.
+    kind: Kind,
+    /// What the server was started for (a parse server without the filter is a general one).
+    role: Kind,
 }
 
 /// Whether this system lets us start the witness without network (`unshare -n`), probed once.
@@ -140,15 +145,68 @@ pub fn isolated_network() -> bool {
 
 /// A private directory for request files, in memory (`/dev/shm`) where the system has it:
 /// a request file is rewritten for every question, and on an overlay or disk file system that
-/// costs more than the parse itself.
+/// costs more than the parse itself. The name carries the owner's pid: directories of processes
+/// that are gone (killed before they could clean up) are removed by the next process, and a
+/// normal exit removes the process's own (the global pool is never dropped).
 pub(crate) fn private_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    SWEPT.get_or_init(|| {
+        sweep(prefix);
+        // SAFETY: registers a plain extern "C" function.
+        unsafe { libc::atexit(remove_live_dirs) };
+    });
+    let named = format!("{prefix}{}-", std::process::id());
     let shm = std::path::Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(d) = tempfile::Builder::new().prefix(prefix).tempdir_in(shm) {
-            return Ok(d);
+    let dir = match shm.is_dir() {
+        true => tempfile::Builder::new().prefix(&named).tempdir_in(shm),
+        false => tempfile::Builder::new().prefix(&named).tempdir(),
+    }
+    .or_else(|_| tempfile::Builder::new().prefix(&named).tempdir())?;
+    live_dirs().lock().unwrap().push(dir.path().to_path_buf());
+    Ok(dir)
+}
+
+fn live_dirs() -> &'static std::sync::Mutex<Vec<PathBuf>> {
+    static LIVE: OnceLock<std::sync::Mutex<Vec<PathBuf>>> = OnceLock::new();
+    LIVE.get_or_init(Default::default)
+}
+
+extern "C" fn remove_live_dirs() {
+    if let Ok(dirs) = live_dirs().lock() {
+        for d in dirs.iter() {
+            let _ = std::fs::remove_dir_all(d);
         }
     }
-    tempfile::Builder::new().prefix(prefix).tempdir()
+}
+
+/// Removes `PREFIX<pid>-*` directories whose process is gone, and unnamed ones of an older
+/// layout (`PREFIX<random>`) not touched for an hour.
+fn sweep(prefix: &str) {
+    for base in [std::path::PathBuf::from("/dev/shm"), std::env::temp_dir()] {
+        let Ok(entries) = std::fs::read_dir(&base) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+                continue;
+            };
+            let stale = match rest.split_once('-').and_then(|(pid, _)| pid.parse::<i32>().ok()) {
+                // SAFETY: kill with signal 0 only asks whether the process exists.
+                Some(pid) => unsafe {
+                    libc::kill(pid, 0) != 0
+                        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+                },
+                None => e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t.elapsed().is_ok_and(|a| a.as_secs() > 3600)),
+            };
+            if stale && e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
 }
 
 /// The bash program used by witnesses: `IEC_BASH` or `bash` from the usual places.
@@ -165,7 +223,7 @@ pub fn bash_path() -> PathBuf {
 }
 
 impl BashServer {
-    /// Starts a witness process in a fresh private directory.
+    /// Starts a witness process in a fresh private directory, for any kind of request.
     pub fn start() -> Result<BashServer, WitnessError> {
         BashServer::start_on(None)
     }
@@ -175,23 +233,69 @@ impl BashServer {
         self.cpu
     }
 
+    /// True when this server cannot start processes (a parse-only server under the seccomp
+    /// filter); it refuses expansion requests.
+    pub fn parse_only(&self) -> bool {
+        self.kind == Kind::Parse
+    }
+
+    /// True when the server was started for parse requests (with or without the filter).
+    pub(crate) fn for_parsing(&self) -> bool {
+        self.role == Kind::Parse
+    }
+
     /// As [`BashServer::start`], pinned to `cpu` when given (see the pool for why).
     pub fn start_on(cpu: Option<usize>) -> Result<BashServer, WitnessError> {
+        BashServer::start_kind(Kind::Expand, cpu)
+    }
+
+    /// A parse-only server: under the kernel filter it cannot start any process, so its parse
+    /// requests run without the DEBUG-trap guard; expansion requests are refused. Where the
+    /// filter is not available it is an ordinary guarded server.
+    pub fn start_parse_only(cpu: Option<usize>) -> Result<BashServer, WitnessError> {
+        BashServer::start_kind(Kind::Parse, cpu)
+    }
+
+    fn start_kind(kind: Kind, cpu: Option<usize>) -> Result<BashServer, WitnessError> {
+        static JAIL_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if !JAIL_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Some(jail) = Jail::new(kind) {
+                match BashServer::spawn(Some((kind, jail)), kind, cpu) {
+                    Ok(s) => return Ok(s),
+                    // The kernel refused the filter (no seccomp here): fall back to the guard.
+                    Err(WitnessError::Start { .. }) => {
+                        JAIL_FAILED.store(true, std::sync::atomic::Ordering::Relaxed)
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        BashServer::spawn(None, kind, cpu)
+    }
+
+    fn spawn(jail: Option<(Kind, Jail)>, role: Kind, cpu: Option<usize>) -> Result<BashServer, WitnessError> {
         let dir = private_dir("iec-witness-")?;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
         let bash = bash_path();
-        let mut cmd = match unshare_args() {
-            Some(args) => {
+        let mut cmd = match (&jail, unshare_args()) {
+            (None, Some(args)) => {
                 let mut c = Command::new(unshare_path());
                 c.args(args).arg("--").arg(&bash);
                 c
             }
-            None => Command::new(&bash),
+            _ => Command::new(&bash),
         };
         let nonce = nonce();
         let script = SCRIPT.replace("NONCE", &nonce);
+        let kind = match &jail {
+            Some((k, _)) => *k,
+            None => Kind::Expand,
+        };
+        // The script runs parse requests without the guard only when it cannot fork.
+        let mode = if kind == Kind::Parse { "nofork" } else { "guarded" };
         cmd.args(["--noprofile", "--norc", "-c", &script, "iec-witness"])
             .arg(dir.path())
+            .arg(mode)
             .env_clear()
             .env("PATH", "")
             .env("LANG", "C.UTF-8")
@@ -199,6 +303,14 @@ impl BashServer {
             .env("HOME", dir.path())
             .current_dir(dir.path())
             .stdin(Stdio::piped());
+        if let Some((_, jail)) = jail {
+            // SAFETY: `enter` makes only async-signal-safe syscalls on memory built before the
+            // fork.
+            unsafe {
+                use std::os::unix::process::CommandExt;
+                cmd.pre_exec(move || jail.enter());
+            }
+        }
         // stdout and stderr share one pipe so that bash's diagnostics arrive in order.
         let (reader, writer) = std::io::pipe()?;
         let writer2 = writer.try_clone()?;
@@ -225,6 +337,8 @@ impl BashServer {
         });
         Ok(BashServer {
             cpu,
+            kind,
+            role,
             child,
             stdin,
             stdout,
@@ -326,6 +440,11 @@ impl BashServer {
     /// As [`BashServer::expand_words`]; with `posix_words` brace expansion is off, as in dash
     /// (bash stands in for dash's word expansion: quotes, parameters, field splitting agree).
     pub fn expand_words_as(&mut self, words: &[u8], posix_words: bool) -> Result<Expansion, WitnessError> {
+        if self.kind == Kind::Parse {
+            return Err(WitnessError::Protocol(
+                "a parse-only witness cannot expand words".into(),
+            ));
+        }
         let (noise, status) = self.request(if posix_words { 'D' } else { 'E' }, words)?;
         let (rc, skipped) = status
             .split_once(':')
@@ -375,5 +494,6 @@ impl Drop for BashServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        live_dirs().lock().unwrap().retain(|d| d != self.dir.path());
     }
 }

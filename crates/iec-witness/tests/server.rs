@@ -105,3 +105,57 @@ fn server_runs_without_network_and_in_an_empty_directory() {
         println!("SKIPPED network-namespace assertion: unshare is not permitted here");
     }
 }
+
+#[test]
+fn parse_only_server_cannot_act_when_the_gate_is_bypassed() {
+    // A parse-only server runs without the DEBUG-trap guard: the kernel filter is the layer
+    // under the gate. Break out of the function on purpose and try every way to act.
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let mut s = BashServer::start_parse_only(None).unwrap();
+    assert!(
+        s.parse_only(),
+        "this system refused the seccomp filter; parse servers fell back to the guard"
+    );
+    let text = format!(
+        "x\n}}\n/usr/bin/touch {a}\n: > {b}\necho hi >> {c}\n( : ) && echo forked > {d}\n\
+         /bin/bash -c 'echo x > {e}'\nexec 3<>/dev/tcp/127.0.0.1/9 && echo net > {f}\n\
+         printf x | cat > {g}\n{{ :",
+        a = p("a"),
+        b = p("b"),
+        c = p("c"),
+        d = p("d"),
+        e = p("e"),
+        f = p("f"),
+        g = p("g"),
+    );
+    let _ = s.parse_unchecked(text.as_bytes(), false);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "something acted: {left:?}");
+    // Under bash's restricted mode most of these fail even before the kernel's filter; the
+    // filter itself is tested in jail.rs. Here: it is installed on the server process.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.pid())).unwrap();
+    assert!(
+        status
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["Seccomp:", "2"]),
+        "{status}"
+    );
+    assert!(status
+        .lines()
+        .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["NoNewPrivs:", "1"]));
+    // And it still parses.
+    let mut s = BashServer::start_parse_only(None).unwrap();
+    assert!(matches!(
+        s.parse_unchecked(b"echo 'a != b' | wc -c", false).unwrap(),
+        Parse::Ok { .. }
+    ));
+    assert!(
+        s.expand_words(b"'a'").is_err(),
+        "a parse-only server refuses expansion"
+    );
+}
