@@ -8,8 +8,12 @@ use std::io::Read;
 use std::path::PathBuf;
 
 /// Runs the hook; the return value is the exit code (always 0: decisions travel as JSON).
-pub fn claude_code(launch: &str, launch_files: &[PathBuf]) -> i32 {
-    match decide(launch, launch_files) {
+/// With `record_intent` (or `IEC_INTENT_DIR` set) it records the command for the shell shim
+/// `iec-bash` and lets the call through unchanged; when it cannot record, it repairs as usual.
+pub fn claude_code(launch: &str, launch_files: &[PathBuf], record_intent: bool) -> i32 {
+    let record_intent =
+        record_intent || std::env::var_os(iec_shim::intent::DIR_ENV).is_some_and(|v| !v.is_empty());
+    match decide(launch, launch_files, record_intent) {
         Ok(Some(doc)) => {
             println!("{doc}");
             0
@@ -22,7 +26,7 @@ pub fn claude_code(launch: &str, launch_files: &[PathBuf]) -> i32 {
     }
 }
 
-fn decide(launch: &str, launch_files: &[PathBuf]) -> anyhow::Result<Option<Value>> {
+fn decide(launch: &str, launch_files: &[PathBuf], record_intent: bool) -> anyhow::Result<Option<Value>> {
     let mut input = Vec::new();
     std::io::stdin().read_to_end(&mut input)?;
     let doc: Value = serde_json::from_slice(&input)?;
@@ -35,6 +39,14 @@ fn decide(launch: &str, launch_files: &[PathBuf]) -> anyhow::Result<Option<Value
     else {
         return Ok(None);
     };
+    if record_intent {
+        let command = tool_input["command"].as_str().unwrap_or_default();
+        match record(command) {
+            // The shim delivers the recorded text itself; nothing to change here.
+            Ok(()) => return Ok(None),
+            Err(e) => eprintln!("iec hook: cannot record the intent for iec-bash ({e}); repairing instead"),
+        }
+    }
     let cat = crate::catalog_for(launch, launch_files)?;
     let l = cat.get(launch)?;
     let call = Call {
@@ -66,10 +78,19 @@ fn decide(launch: &str, launch_files: &[PathBuf]) -> anyhow::Result<Option<Value
     })
 }
 
+/// Records `command` in the intent store, scoped to this process's ancestors (the harness).
+fn record(command: &str) -> Result<(), iec_shim::intent::StoreError> {
+    let store = iec_shim::intent::Store::create_default()?;
+    store.record(command, iec_shim::intent::scope_of_self(), "claude-code")?;
+    Ok(())
+}
+
 /// `iec install claude-code`: adds (or replaces) one PreToolUse hook for Bash that runs this
 /// binary; every other setting and hook is kept. A settings file that is not JSON is an error and
-/// is left as it is.
-pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool) -> anyhow::Result<i32> {
+/// is left as it is. With `shim`, `env.CLAUDE_CODE_SHELL` names `iec-bash` (beside this binary)
+/// and the hook records intents; without it, a `CLAUDE_CODE_SHELL` naming an `iec-bash` is
+/// removed (a shim without recorded intents only passes calls through).
+pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool, shim: bool) -> anyhow::Result<i32> {
     use anyhow::Context;
     let path = match settings {
         Some(p) => p,
@@ -90,11 +111,37 @@ pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool) -> anyhow
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     let exe = std::env::current_exe()?;
-    let command = format!(
+    let mut command = format!(
         "{} hook claude-code --launch {launch}",
         shell_word(&exe.to_string_lossy())
     );
+    let shim_path = exe.with_file_name("iec-bash");
+    if shim {
+        anyhow::ensure!(
+            shim_path.is_file(),
+            "{} not found (build it with `cargo build -p iec-shim`)",
+            shim_path.display()
+        );
+        command.push_str(" --record-intent");
+    }
     let obj = doc.as_object_mut().context("settings must be a JSON object")?;
+    let env = obj.entry("env").or_insert_with(|| json!({}));
+    let env_obj = env.as_object_mut().context("`env` must be an object")?;
+    if shim {
+        env_obj.insert(
+            "CLAUDE_CODE_SHELL".into(),
+            Value::String(shim_path.to_string_lossy().into_owned()),
+        );
+    } else if env_obj
+        .get("CLAUDE_CODE_SHELL")
+        .and_then(Value::as_str)
+        .is_some_and(|p| p.ends_with("/iec-bash"))
+    {
+        env_obj.remove("CLAUDE_CODE_SHELL");
+    }
+    if env_obj.is_empty() {
+        obj.remove("env");
+    }
     let hooks = obj.entry("hooks").or_insert_with(|| json!({}));
     let pre = hooks
         .as_object_mut()
@@ -134,6 +181,9 @@ pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool) -> anyhow
     std::fs::write(&tmp, &text)?;
     std::fs::rename(&tmp, &path)?;
     println!("iec: PreToolUse hook for Bash written to {}", path.display());
+    if shim {
+        println!("iec: CLAUDE_CODE_SHELL={} (the shell shim)", shim_path.display());
+    }
     Ok(0)
 }
 

@@ -100,6 +100,10 @@ enum Cmd {
         launch: String,
         #[arg(long)]
         launch_file: Vec<PathBuf>,
+        /// Record the command for the shell shim `iec-bash` and let it through unchanged (also
+        /// when IEC_INTENT_DIR is set); repairs instead when it cannot record.
+        #[arg(long)]
+        record_intent: bool,
     },
     /// Write the iec hook into an agent's settings (idempotent). `iec install claude-code`
     /// edits `$CLAUDE_CONFIG_DIR/settings.json` or `~/.claude/settings.json`.
@@ -115,6 +119,10 @@ enum Cmd {
         /// Print the resulting settings instead of writing them.
         #[arg(long)]
         dry_run: bool,
+        /// Also make `iec-bash` (beside this binary) the shell (`env.CLAUDE_CODE_SHELL`) and
+        /// let the hook record intents for it instead of repairing.
+        #[arg(long)]
+        shim: bool,
     },
     /// An MCP server over stdio with the tools `run` (an argv, executed directly) and `run_script`
     /// (a script delivered through a file, never through a command line).
@@ -339,12 +347,14 @@ fn run(cli: Cli) -> Result<i32> {
             settings,
             launch,
             dry_run,
-        } => hook::install(settings, &launch, dry_run),
+            shim,
+        } => hook::install(settings, &launch, dry_run, shim),
         Cmd::Hook {
             harness: _,
             launch,
             launch_file,
-        } => Ok(hook::claude_code(&launch, &launch_file)),
+            record_intent,
+        } => Ok(hook::claude_code(&launch, &launch_file, record_intent)),
         Cmd::Launches { launch_file, format } => {
             let cat = catalog(&launch_file)?;
             let list: Vec<serde_json::Value> = cat
