@@ -4,7 +4,10 @@
 //! * with the shim as `CLAUDE_CODE_SHELL` but no intent recorded, every call is exactly as
 //!   without it (the shim passes the argv through unchanged);
 //! * with `iec hook claude-code --record-intent` and the shim, every call arrives as the direct
-//!   `bash -c` run has it (`a != b`), none refused: the shim delivered the recorded text.
+//!   `bash -c` run has it (`a != b`), none refused: the shim delivered the recorded text;
+//! * a call a later hook rewrites after the intent was recorded is refused (exit 126), not run;
+//! * `iec install claude-code --shim` settings (hook + `env.CLAUDE_CODE_SHELL`, read from
+//!   `CLAUDE_CONFIG_DIR`) give the same intact delivery.
 //!
 //! Binaries: `iec` is `$IEC_BIN` and `iec-bash` is `$IEC_BASH_BIN`, else found in this test's
 //! profile directory (`target/<profile>/`), else built there with cargo. Claude Code takes the
@@ -418,5 +421,54 @@ fn iec_bash_with_the_hook_delivers_hazardous_payloads_intact_through_claude_code
     println!(
         "recorded, then rewritten by a later hook: refused: {:?}",
         tr.content
+    );
+
+    // 5. The same through the installed settings: `iec install claude-code --shim` writes the
+    //    hook and `env.CLAUDE_CODE_SHELL`; Claude Code reads them from CLAUDE_CONFIG_DIR.
+    let config = dir.path().join("config");
+    let out = Command::new(&iec)
+        .args([
+            "install",
+            "claude-code",
+            "--launch",
+            LAUNCH,
+            "--shim",
+            "--settings",
+        ])
+        .arg(config.join("settings.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let installed = dir.path().join("claude-installed");
+    let mut script =
+        std::fs::read_to_string(shim_launcher(dir.path(), &cc, Path::new("/nonexistent/bash"))).unwrap();
+    script = script.replace(
+        "CLAUDE_CODE_SHELL='/nonexistent/bash'\nexport CLAUDE_CODE_SHELL\n",
+        &format!(
+            "CLAUDE_CONFIG_DIR='{}'\nexport CLAUDE_CONFIG_DIR\n",
+            config.display()
+        ),
+    );
+    std::fs::write(&installed, script).unwrap();
+    std::fs::set_permissions(&installed, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let via_settings = run_all(&payloads[..CHUNK], None, Some(&installed), "iec install --shim");
+    for r in &via_settings {
+        let outer = r.outer.as_deref().unwrap_or_default();
+        assert!(
+            outer.contains("eval \"$(</dev/fd/"),
+            "{:?}: bash got {outer:?}",
+            r.payload
+        );
+        assert!(
+            !changed(r),
+            "{:?}: {:?} vs {:?}",
+            r.payload,
+            norm(&r.probe),
+            norm(&r.direct.probe)
+        );
+    }
+    println!(
+        "iec install claude-code --shim: {} payloads, 0 changed",
+        via_settings.len()
     );
 }
