@@ -81,6 +81,7 @@ fn decide(launch: &str, launch_files: &[PathBuf], record_intent: bool) -> anyhow
 /// Records `command` in the intent store, scoped to this process's ancestors (the harness).
 fn record(command: &str) -> Result<(), iec_shim::intent::StoreError> {
     let store = iec_shim::intent::Store::create_default()?;
+    store.prune();
     store.record(command, iec_shim::intent::scope_of_self(), "claude-code")?;
     Ok(())
 }

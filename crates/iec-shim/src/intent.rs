@@ -96,7 +96,8 @@ pub fn key(command: &str) -> String {
         .collect()
 }
 
-fn now_ms() -> u64 {
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -266,6 +267,11 @@ impl Store {
         }
         out.sort_by(|a, b| (a.intent.created_ms, &a.path).cmp(&(b.intent.created_ms, &b.path)));
         out
+    }
+
+    /// Deletes the expired intents (the recorder calls this: without a shim nothing else would).
+    pub fn prune(&self) {
+        let _ = self.pending(0);
     }
 
     /// Claims (removes) a pending intent; `false` when another shim claimed it first.

@@ -34,6 +34,12 @@ pub const EXIT_REFUSED: i32 = 126;
 pub const EXIT_NO_BASH: i32 = 127;
 /// Names the real bash.
 pub const REAL_BASH_ENV: &str = "IEC_REAL_BASH";
+/// A pending intent this old that matches no wrapper is dropped by the refusal that saw it: a
+/// call that never reached the shell (denied at the permission prompt) must not make every later
+/// unhooked shell call (and a repeat) refuse until it expires. Younger ones may belong to a
+/// call being spawned right now and are kept.
+pub const STALE_AFTER_MS: u64 = 10_000;
+
 /// The lowest descriptor the command is passed on (above those scripts use by hand, 3-9, and
 /// bash's own saved descriptors start at 10 and look for free ones).
 pub const MIN_FD: i32 = 20;
@@ -136,15 +142,27 @@ pub fn decide(args: &[OsString], store_dir: &Path, parent: u32) -> Action {
             }
         }
     }
+    let now = intent::now_ms();
+    let mut dropped = 0;
+    for p in &pending {
+        if now.saturating_sub(p.intent.created_ms) > STALE_AFTER_MS && store.claim(p) {
+            dropped += 1;
+        }
+    }
     Action::Refuse {
         message: format!(
             "iec-bash: refused at hop `wrapper`: the text this harness built for bash does not carry the command \
              the iec hook recorded ({} pending intent(s) in {}), so the command would not arrive as it was written; \
              nothing was run. Something changed the call between the hook and the shell (a later hook's \
              updatedInput, CLAUDE_CODE_SHELL_PREFIX, or a wrapper form this shim does not know). Issue the \
-             call again; if this repeats, run without the shim (unset CLAUDE_CODE_SHELL).",
+             call again; if this repeats, run without the shim (unset CLAUDE_CODE_SHELL).{}",
             pending.len(),
-            store.dir().display()
+            store.dir().display(),
+            if dropped > 0 {
+                format!(" {dropped} of the intents were older than {} s and are dropped.", STALE_AFTER_MS / 1000)
+            } else {
+                String::new()
+            }
         ),
     }
 }

@@ -324,6 +324,28 @@ fn a_wrapper_that_carries_another_command_is_refused() {
 }
 
 #[test]
+fn a_stale_unmatched_intent_is_dropped_by_the_refusal() {
+    let env = Env::new();
+    // Recorded a minute ago for a call that never reached the shell (denied at the prompt).
+    env.store()
+        .write(&Intent {
+            command: "printf denied".into(),
+            created_ms: intent::now_ms() - 60_000,
+            scope: intent::scope_of_self(),
+            source: "test".into(),
+        })
+        .unwrap();
+    let (w, _) = env.wrapper("printf '%s' 'a != b'");
+    let out = env.shim([os("-c"), os(&w)]);
+    assert_eq!(out.status.code(), Some(iec_shim::EXIT_REFUSED));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("1 of the intents were older than 10 s and are dropped"));
+    assert!(env.intents().is_empty());
+    // The repeat is not refused for it (nothing recorded: passed through as the harness built it).
+    assert_eq!(env.shim([os("-c"), os(&w)]).stdout, b"a \\!= b");
+}
+
+#[test]
 fn intents_of_other_sessions_and_expired_ones_do_not_apply() {
     let env = Env::new();
     let cmd = "printf '%s' 'a != b'";
