@@ -13,6 +13,7 @@ pub mod gen;
 pub mod plain;
 mod tmux;
 mod windows;
+mod words;
 
 use iec_core::{
     byte_diff, exposure, Call, CheckReport, FirstDivergence, HopKind, HopReport, Mechanism, Verdict,
@@ -219,7 +220,7 @@ impl Run<'_> {
         let a = self.parse(intended)?;
         let b = self.parse(received)?;
         match (a.canonical(), b.canonical()) {
-            (Some(x), Some(y)) if x == y => Ok(None),
+            (Some(x), Some(y)) if x == y || same_static_values(x, y) => Ok(None),
             _ => Ok(Some(b)),
         }
     }
@@ -252,9 +253,22 @@ impl Run<'_> {
             if x == y || (!x.contains(&needle) && y.replacen(&needle, "", 1) == x) {
                 return Ok(None);
             }
+            let y = if x.contains(&needle) {
+                y.to_string()
+            } else {
+                y.replacen(&needle, "", 1)
+            };
+            if same_static_values(x, &y) {
+                return Ok(None);
+            }
         }
         Ok(Some(b))
     }
+}
+
+/// True when two canonical forms differ only in the quoting of static words (see [`words`]).
+fn same_static_values(x: &str, y: &str) -> bool {
+    matches!((words::normalize(x), words::normalize(y)), (Some(a), Some(b)) if a == b)
 }
 
 /// Texts that switch extglob on themselves are parsed with it on (bash applies `shopt` line by

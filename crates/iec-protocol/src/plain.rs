@@ -36,6 +36,11 @@ pub fn literal_words(words: &str) -> Option<Vec<String>> {
     let mut chars = words.chars();
     while let Some(c) = chars.next() {
         match c {
+            // A leading `~` whose tilde-prefix (up to an unquoted `/` or the word's end) holds a
+            // quoted character is not expanded (bash and POSIX alike): it is a literal `~`.
+            '~' if cur.is_none() && tilde_prefix_quoted(chars.as_str()) => {
+                cur.get_or_insert_with(String::new).push('~')
+            }
             ' ' | '\t' => {
                 if let Some(w) = cur.take() {
                     out.push(w);
@@ -85,6 +90,17 @@ pub fn literal_words(words: &str) -> Option<Vec<String>> {
         out.push(w);
     }
     Some(out)
+}
+
+fn tilde_prefix_quoted(rest: &str) -> bool {
+    for c in rest.chars() {
+        match c {
+            ' ' | '\t' | '/' => return false,
+            '\\' | '\'' | '"' => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 #[cfg(test)]
