@@ -198,6 +198,29 @@ impl Run<'_> {
         Ok(p)
     }
 
+    /// [`Run::parse`] of two texts, in one question to bash when neither is known yet.
+    fn parse_two(&self, a: &str, b: &str) -> Result<(Parse, Parse), CheckError> {
+        let known = |t: &str| {
+            self.plain_parse(t).is_some()
+                || self
+                    .parsed
+                    .borrow()
+                    .iter()
+                    .any(|(x, p)| x == t && !matches!(p, Parse::Ok { canonical } if canonical.is_empty()))
+        };
+        if known(a) || known(b) || wants_extglob(a) != wants_extglob(b) {
+            return Ok((self.parse(a)?, self.parse(b)?));
+        }
+        let (pa, pb) = self
+            .pool
+            .parse_pair(a.as_bytes(), b.as_bytes(), wants_extglob(a))?;
+        for (t, p) in [(a, &pa), (b, &pb)] {
+            self.parsed.borrow_mut().retain(|(x, _)| x != t);
+            self.parsed.borrow_mut().push((t.to_string(), p.clone()));
+        }
+        Ok((pa, pb))
+    }
+
     /// Whether bash accepts the text (cheaper than [`Run::parse`]; cached with it).
     fn validate(&self, text: &str) -> Result<Parse, CheckError> {
         if let Some(p) = self.plain_parse(text) {
@@ -217,8 +240,7 @@ impl Run<'_> {
         if intended == received {
             return Ok(None);
         }
-        let a = self.parse(intended)?;
-        let b = self.parse(received)?;
+        let (a, b) = self.parse_two(intended, received)?;
         match (a.canonical(), b.canonical()) {
             (Some(x), Some(y)) if x == y || same_static_values(x, y) => Ok(None),
             _ => Ok(Some(b)),
@@ -246,8 +268,7 @@ impl Run<'_> {
         if received.strip_prefix(intended) == suffix && matches!(self.validate(intended)?, Parse::Ok { .. }) {
             return Ok(None);
         }
-        let a = self.parse(intended)?;
-        let b = self.parse(received)?;
+        let (a, b) = self.parse_two(intended, received)?;
         if let (Some(x), Some(y)) = (a.canonical(), b.canonical()) {
             let needle = format!(" {sfx}");
             if x == y || (!x.contains(&needle) && y.replacen(&needle, "", 1) == x) {
@@ -287,6 +308,8 @@ pub fn check(
     if let Some(w) = &launch.windows {
         return windows::check(launch, w, call, pool, opts);
     }
+    // One pin of this thread for all the questions of the check (see iec-witness's pool).
+    let _cpu = pool.hold_cpu();
     let mut run = Run {
         launch,
         pool,

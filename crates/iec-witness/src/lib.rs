@@ -23,7 +23,7 @@ mod server;
 pub mod spawn;
 pub mod tmux;
 
-pub use pool::{global, BashPool};
+pub use pool::{global, BashPool, CpuPin};
 pub use server::{bash_path, isolated_network, BashServer, Expansion, Parse};
 
 /// Errors of the witnesses themselves (not of the text being checked).

@@ -15,14 +15,23 @@ pub struct BashPool {
 }
 
 /// Keeps the calling thread on the CPU it runs on until dropped, then restores its CPU mask.
-/// `IEC_WITNESS_PIN=0` switches pinning off.
-struct CpuPin {
+/// `IEC_WITNESS_PIN=0` switches pinning off. Nested pins on one thread reuse the outer one.
+pub struct CpuPin {
     cpu: usize,
-    saved: libc::cpu_set_t,
+    /// The mask to restore; `None` when an outer pin of this thread restores it.
+    saved: Option<libc::cpu_set_t>,
+}
+
+thread_local! {
+    /// The CPU this thread is pinned to by a live [`CpuPin`], if any.
+    static PINNED: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 impl CpuPin {
     fn here() -> Option<CpuPin> {
+        if let Some(cpu) = PINNED.with(|p| p.get()) {
+            return Some(CpuPin { cpu, saved: None });
+        }
         static ENABLED: OnceLock<bool> = OnceLock::new();
         if !*ENABLED.get_or_init(|| std::env::var_os("IEC_WITNESS_PIN").is_none_or(|v| v != "0")) {
             return None;
@@ -42,9 +51,10 @@ impl CpuPin {
             if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) != 0 {
                 return None;
             }
+            PINNED.with(|p| p.set(Some(cpu as usize)));
             Some(CpuPin {
                 cpu: cpu as usize,
-                saved,
+                saved: Some(saved),
             })
         }
     }
@@ -52,9 +62,12 @@ impl CpuPin {
 
 impl Drop for CpuPin {
     fn drop(&mut self) {
-        // SAFETY: restores the mask read in `here` on the same thread.
-        unsafe {
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.saved);
+        if let Some(saved) = &self.saved {
+            PINNED.with(|p| p.set(None));
+            // SAFETY: restores the mask read in `here` on the same thread.
+            unsafe {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), saved);
+            }
         }
     }
 }
@@ -85,6 +98,16 @@ impl BashPool {
         BashPool {
             idle: Mutex::new(Vec::new()),
             cold: true,
+        }
+    }
+
+    /// Keeps the calling thread on its current CPU until the guard drops, so that the several
+    /// questions of one check pay for pinning once (each question pins on its own otherwise).
+    pub fn hold_cpu(&self) -> Option<CpuPin> {
+        if self.cold {
+            None
+        } else {
+            CpuPin::here()
         }
     }
 
@@ -162,6 +185,22 @@ impl BashPool {
                 Ok(()) => Ok(Parse::EndOnly { message: wrapped }),
             },
         }
+    }
+
+    /// Canonical forms of two texts in one question (a check compares the intended text with
+    /// what a hop received). Falls back to two [`BashPool::parse`] calls whenever either text
+    /// needs the gate's separate `bash -n`, does not parse as a function body, or names the
+    /// server's functions.
+    pub fn parse_pair(&self, a: &[u8], b: &[u8], extglob: bool) -> Result<(Parse, Parse), WitnessError> {
+        // Neither text may name the server's own functions: joined, one text could then define
+        // the other's function.
+        let simple = |t: &[u8]| !t.contains(&0) && !may_break_out(t) && !t.windows(6).any(|w| w == b"__iec_");
+        if simple(a) && simple(b) {
+            if let Ok(Some(pair)) = self.with_server(true, |s| s.parse_pair(a, b, extglob)) {
+                return Ok(pair);
+            }
+        }
+        Ok((self.parse(a, extglob)?, self.parse(b, extglob)?))
     }
 
     /// Expands harness-rendered `words` as the outer shell would (see

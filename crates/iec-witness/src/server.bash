@@ -39,10 +39,13 @@ set -r
 while IFS= read -r __iec_req; do
   __iec_skipped=0
   case ${__iec_req:0:1} in
-  P | X | V | W)
+  P | X | V | W | Q | R)
     # P parse and print bash's canonical form; V only say whether it parses; X and W: the same
-    # with extglob on while parsing.
-    [[ ${__iec_req:0:1} == [XW] ]] && shopt -s extglob
+    # with extglob on while parsing; Q (R with extglob) a pair of functions: their forms (or the
+    # diagnostics and nothing) are two fields before the status.
+    [[ ${__iec_req:0:1} == [XWR] ]] && shopt -s extglob
+    # A pair's forms must come from this request only.
+    [[ ${__iec_req:0:1} == [QR] ]] && unset -f __iec_f __iec_g
     if ((__iec_nofork)); then
       source req-NONCE
       __iec_rc=$?
@@ -53,11 +56,13 @@ while IFS= read -r __iec_req; do
       __iec_rc=$? __iec_g_NONCE=0
       trap - DEBUG
     fi
-    [[ ${__iec_req:0:1} == [XW] ]] && shopt -u extglob
+    [[ ${__iec_req:0:1} == [XWR] ]] && shopt -u extglob
     if [[ $__iec_rc == 0 && $__iec_skipped == 0 ]]; then
       [[ ${__iec_req:0:1} == [PX] ]] && declare -f __iec_f
+      [[ ${__iec_req:0:1} == [QR] ]] && { declare -f __iec_f; printf '\0'; declare -f __iec_g; }
       printf '\0OK\0'
     else
+      [[ ${__iec_req:0:1} == [QR] ]] && printf '\0'
       printf '\0ERR:%s\0' "$__iec_skipped"
     fi
     ;;

@@ -15,6 +15,12 @@
 //! 4. callers pass only texts that parse on their own when they could close the function early
 //!    (see [`crate::gate`]).
 //!
+//! Keys are only sent while readline reads the line (the terminal in raw mode): before the
+//! harness's keys and before the end line, the witness sends a probe key bound with `bind -x`
+//! and waits for its mark. Keys that arrive while bash is between two readline calls go through
+//! the pty's canonical line discipline instead (Linux cuts such a line at 4095 bytes, and the
+//! erase, kill and word-erase characters edit it), which would make the reading depend on timing.
+//!
 //! The interactive shell exits by itself after 20 idle seconds (`TMOUT`), taking the tmux server
 //! with it, so no process outlives its user for long.
 
@@ -78,9 +84,21 @@ __iec_ps2_NONCE() {
     builtin printf pending > "$__IEC_OUT/status"
   fi
 }
+__iec_probe_NONCE() {
+  builtin printf ok > "$__IEC_OUT/probe"
+}
+builtin bind -x '"\e[9999~": __iec_probe_NONCE'
 PROMPT_COMMAND=__iec_rec_NONCE
 trap '[[ ${FUNCNAME[0]-} == __iec_*_NONCE || $BASH_COMMAND == __iec_*_NONCE* ]] || builtin kill -9 $$' DEBUG
 "#;
+
+/// The probe key (`ESC [ 9 9 9 9 ~`, no terminal sends it), as `send-keys -H` hex bytes.
+const PROBE_HEX: [&str; 7] = ["1b", "5b", "39", "39", "39", "39", "7e"];
+
+/// `send-keys -t w -H` with the probe key's bytes.
+fn probe_keys() -> impl Iterator<Item = &'static str> {
+    ["send-keys", "-t", "w", "-H"].into_iter().chain(PROBE_HEX)
+}
 
 /// How the harness types: the parts of a launch's `[terminal]` table the witness needs.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -342,6 +360,25 @@ impl TmuxWitness {
         }
     }
 
+    /// Waits for the probe key's mark: readline has read every key sent before it and reads on.
+    fn wait_probe(&self) -> Result<bool, WitnessError> {
+        let t0 = Instant::now();
+        let mut checks = 0u32;
+        loop {
+            if self.out("probe").exists() {
+                return Ok(true);
+            }
+            if t0.elapsed() > Duration::from_secs(5) {
+                return Ok(false);
+            }
+            checks += 1;
+            if checks.is_multiple_of(50) && !self.alive() {
+                return Ok(false);
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+
     /// Types `text` the way the typist does and records what the shell read.
     pub fn type_text(&mut self, text: &str) -> Result<Typed, WitnessError> {
         if let Some(i) = text.bytes().position(|b| b == 0) {
@@ -351,20 +388,32 @@ impl TmuxWitness {
         let _ = std::fs::remove_file(self.out("hist"));
         let _ = std::fs::remove_file(self.out("def"));
         let s = |x: &str| x.to_string();
-        let (st, err) = self.client(&[
-            s("send-keys"),
-            s("-t"),
-            s("w"),
-            s("-l"),
-            s("__iec_r() {"),
-            s(";"),
-            s("send-keys"),
-            s("-t"),
-            s("w"),
-            s("Enter"),
-        ])?;
+        let _ = std::fs::remove_file(self.out("probe"));
+        let first: Vec<String> = [
+            "send-keys",
+            "-t",
+            "w",
+            "-l",
+            "__iec_r() {",
+            ";",
+            "send-keys",
+            "-t",
+            "w",
+            "Enter",
+            ";",
+        ]
+        .into_iter()
+        .chain(probe_keys())
+        .map(str::to_string)
+        .collect();
+        let (st, err) = self.client(&first)?;
         if st != 0 {
             return Err(WitnessError::Protocol(format!("tmux send-keys failed: {err}")));
+        }
+        if !self.wait_probe()? {
+            return Err(WitnessError::Protocol(
+                "the interactive bash in tmux did not read its first line".into(),
+            ));
         }
         let mut calls = vec![];
         for argv in self.typist.send_keys_calls(text) {
@@ -372,6 +421,11 @@ impl TmuxWitness {
             calls.push((argv, st, err));
         }
         let end = format!("}} # END_{}", self.nonce);
+        // The end line, too, is only typed once readline reads (a dead shell answers no probe).
+        let _ = std::fs::remove_file(self.out("probe"));
+        let probe: Vec<String> = probe_keys().map(str::to_string).collect();
+        self.client(&probe)?;
+        let _ = self.wait_probe()?;
         self.client(&[
             s("send-keys"),
             s("-t"),

@@ -159,3 +159,27 @@ fn parse_only_server_cannot_act_when_the_gate_is_bypassed() {
         "a parse-only server refuses expansion"
     );
 }
+
+#[test]
+fn pair_parse_equals_two_parses() {
+    let pool = BashPool::new();
+    let texts: [&[u8]; 10] = [
+        b"echo   a;b\t'c d'",
+        b"printf '%s' 'a \\!= b' < /dev/null | cat",
+        b"cat <<'E'\nx $y\x01\nE",
+        b"echo 'x",
+        b"x\n}\n{ :",
+        b"case x in (a) :;; esac",
+        b"echo '",
+        b"'\n}\n__iec_g() {\necho",
+        b"{ echo",
+        b"cat <<}\n",
+    ];
+    for a in texts {
+        for b in texts {
+            let (pa, pb) = pool.parse_pair(a, b, false).unwrap();
+            assert_eq!(pa, pool.parse(a, false).unwrap(), "{a:?}");
+            assert_eq!(pb, pool.parse(b, false).unwrap(), "{b:?}");
+        }
+    }
+}
