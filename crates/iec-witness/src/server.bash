@@ -41,8 +41,7 @@ while IFS= read -r __iec_req; do
   case ${__iec_req:0:1} in
   P | X | V | W | Q | R)
     # P parse and print bash's canonical form; V only say whether it parses; X and W: the same
-    # with extglob on while parsing; Q (R with extglob) a pair of functions: their forms (or the
-    # diagnostics and nothing) are two fields before the status.
+    # with extglob on while parsing; Q (R with extglob) a pair of functions, printed together.
     [[ ${__iec_req:0:1} == [XWR] ]] && shopt -s extglob
     # A pair's forms must come from this request only.
     [[ ${__iec_req:0:1} == [QR] ]] && unset -f __iec_f __iec_g
@@ -59,10 +58,10 @@ while IFS= read -r __iec_req; do
     [[ ${__iec_req:0:1} == [XWR] ]] && shopt -u extglob
     if [[ $__iec_rc == 0 && $__iec_skipped == 0 ]]; then
       [[ ${__iec_req:0:1} == [PX] ]] && declare -f __iec_f
-      [[ ${__iec_req:0:1} == [QR] ]] && { declare -f __iec_f; printf '\0'; declare -f __iec_g; }
+      # One builtin, one write: the reader wakes once (the texts never name these functions).
+      [[ ${__iec_req:0:1} == [QR] ]] && declare -f __iec_f __iec_g
       printf '\0OK\0'
     else
-      [[ ${__iec_req:0:1} == [QR] ]] && printf '\0'
       printf '\0ERR:%s\0' "$__iec_skipped"
     fi
     ;;

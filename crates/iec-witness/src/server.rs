@@ -467,22 +467,29 @@ impl BashServer {
         text.extend_from_slice(a);
         text.push(0);
         text.extend_from_slice(b);
-        // Three fields: the first form (or bash's diagnostics), the second form, the status.
-        let (first, second) = self.request(if extglob { 'R' } else { 'Q' }, &text)?;
-        let status = String::from_utf8_lossy(&self.read_field()?).into_owned();
+        let (body, status) = self.request(if extglob { 'R' } else { 'Q' }, &text)?;
         match status.as_str() {
             "OK" => {
-                // A function missing (its header swallowed by the other text) or misshapen:
-                // the pair did not split where it was joined.
-                let strip = |f: &[u8], name: &str| {
-                    let f = String::from_utf8_lossy(f);
-                    f.strip_prefix(&format!("{name} () \n{{ \n"))
-                        .and_then(|s| s.strip_suffix("\n}\n"))
-                        .map(|c| Parse::Ok {
-                            canonical: c.to_string(),
-                        })
-                };
-                Ok(strip(&first, "__iec_f").zip(strip(second.as_bytes(), "__iec_g")))
+                // `declare -f __iec_f __iec_g`: neither text names these functions (the pool
+                // checks), so the second header occurs once. A function missing (its header
+                // swallowed by the other text) or misshapen: the pair did not split where it was
+                // joined.
+                let s = String::from_utf8_lossy(&body);
+                let pair = s
+                    .strip_prefix("__iec_f () \n{ \n")
+                    .and_then(|s| s.split_once("\n}\n__iec_g () \n{ \n"))
+                    .and_then(|(a, b)| Some((a, b.strip_suffix("\n}\n")?)))
+                    .map(|(a, b)| {
+                        (
+                            Parse::Ok {
+                                canonical: a.to_string(),
+                            },
+                            Parse::Ok {
+                                canonical: b.to_string(),
+                            },
+                        )
+                    });
+                Ok(pair)
             }
             "ERR:1" => Err(WitnessError::Protocol(
                 "a command ran during parse (guard tripped); the gate let a break-out through".into(),

@@ -177,9 +177,11 @@ fn pair_parse_equals_two_parses() {
     ];
     for a in texts {
         for b in texts {
+            // Diagnostics name the server's request file; the verdict and the form must agree.
+            let shape = |p: &Parse| (std::mem::discriminant(p), p.canonical().map(str::to_string));
             let (pa, pb) = pool.parse_pair(a, b, false).unwrap();
-            assert_eq!(pa, pool.parse(a, false).unwrap(), "{a:?}");
-            assert_eq!(pb, pool.parse(b, false).unwrap(), "{b:?}");
+            assert_eq!(shape(&pa), shape(&pool.parse(a, false).unwrap()), "{a:?}");
+            assert_eq!(shape(&pb), shape(&pool.parse(b, false).unwrap()), "{b:?}");
         }
     }
 }
