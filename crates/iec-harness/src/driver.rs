@@ -284,13 +284,14 @@ pub fn find_probe() -> anyhow::Result<PathBuf> {
 
 /// A private workspace for one run: HOME, TMPDIR, the scratch cwd, PATH's probe directory and
 /// the witness files.
-struct Sandbox {
+pub(crate) struct Sandbox {
     _root: tempfile::TempDir,
-    home: PathBuf,
-    tmp: PathBuf,
-    cwd: PathBuf,
-    bin: PathBuf,
-    bash_env: PathBuf,
+    pub(crate) root: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) tmp: PathBuf,
+    pub(crate) cwd: PathBuf,
+    pub(crate) bin: PathBuf,
+    pub(crate) bash_env: PathBuf,
     bash_log: PathBuf,
     probe_log: PathBuf,
     hook_log: PathBuf,
@@ -298,7 +299,7 @@ struct Sandbox {
 }
 
 impl Sandbox {
-    fn new(probe: &Path) -> anyhow::Result<Sandbox> {
+    pub(crate) fn new(probe: &Path) -> anyhow::Result<Sandbox> {
         let root = tempfile::Builder::new().prefix("iec-harness-").tempdir()?;
         let r = root.path().to_path_buf();
         let s = Sandbox {
@@ -311,6 +312,7 @@ impl Sandbox {
             probe_log: r.join("probe.log"),
             hook_log: r.join("hook.log"),
             hook_stderr: r.join("hook.stderr"),
+            root: r.clone(),
             _root: root,
         };
         for d in [&s.home, &s.tmp, &s.cwd, &s.bin] {
@@ -331,7 +333,7 @@ impl Sandbox {
         Ok(s)
     }
 
-    fn env(&self) -> Vec<(OsString, OsString)> {
+    pub(crate) fn env(&self) -> Vec<(OsString, OsString)> {
         let mut path = OsString::from(&self.bin);
         path.push(":");
         path.push(std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()));
@@ -400,16 +402,16 @@ impl Sandbox {
     }
 
     /// The environment entry that marks this sandbox's processes.
-    fn marker(&self) -> String {
+    pub(crate) fn marker(&self) -> String {
         format!("{PROBE_LOG_ENV}={}", self.probe_log.display())
     }
 
-    fn log_lens(&self) -> (u64, u64) {
+    pub(crate) fn log_lens(&self) -> (u64, u64) {
         let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
         (len(&self.bash_log), len(&self.probe_log))
     }
 
-    fn read_logs(&self) -> (Vec<u8>, Vec<u8>) {
+    pub(crate) fn read_logs(&self) -> (Vec<u8>, Vec<u8>) {
         (
             std::fs::read(&self.bash_log).unwrap_or_default(),
             std::fs::read(&self.probe_log).unwrap_or_default(),
@@ -424,10 +426,10 @@ impl Sandbox {
 }
 
 /// Lengths of the bash and probe logs at a point in the run.
-type LogMark = (u64, u64);
+pub(crate) type LogMark = (u64, u64);
 
 /// The NUL-terminated strings of a bash witness log.
-fn split_bash_log(bytes: &[u8]) -> Vec<String> {
+pub(crate) fn split_bash_log(bytes: &[u8]) -> Vec<String> {
     bytes
         .split(|b| *b == 0)
         .filter(|s| !s.is_empty())
@@ -435,11 +437,11 @@ fn split_bash_log(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-struct Finished {
-    exit_code: Option<i32>,
-    timed_out: bool,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Finished {
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) timed_out: bool,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Runs `cmd` in its own process group with stdout/stderr to files, bounded by `timeout`; the
@@ -475,7 +477,7 @@ pub fn kill_marked(marker: &str) -> usize {
     killed
 }
 
-fn run_bounded(
+pub(crate) fn run_bounded(
     mut cmd: Command,
     out_dir: &Path,
     tag: &str,
@@ -535,6 +537,57 @@ fn pick_outer(strings: &[String], payload: &str) -> Option<String> {
         .iter()
         .find(|s| !first_word.is_empty() && s.contains(first_word))
         .cloned()
+}
+
+/// Splits the witness logs into one window per payload: payload `k`'s strings and probe records
+/// are those logged between turn `k`'s first request (`marks[k]`) and turn `k + 1`'s.
+pub(crate) fn turn_windows(
+    marks: &[Option<LogMark>],
+    bash_bytes: &[u8],
+    probe_bytes: &[u8],
+    n: usize,
+) -> Vec<(Vec<String>, Vec<ProbeRecord>)> {
+    let end = (bash_bytes.len() as u64, probe_bytes.len() as u64);
+    (0..n)
+        .map(|k| match marks.get(k).copied().flatten() {
+            None => (vec![], vec![]),
+            Some(start) => {
+                let stop = marks.get(k + 1).copied().flatten().unwrap_or(end);
+                let b = &bash_bytes
+                    [start.0 as usize..(stop.0.max(start.0) as usize).min(bash_bytes.len())];
+                let p = &probe_bytes
+                    [start.1 as usize..(stop.1.max(start.1) as usize).min(probe_bytes.len())];
+                (split_bash_log(b), probe::parse_log(p))
+            }
+        })
+        .collect()
+}
+
+/// Runs `payload` directly as `bash -c PAYLOAD` in the sandbox, with the same witnesses (the
+/// logs are truncated first).
+pub(crate) fn direct_run(
+    sb: &Sandbox,
+    payload: &str,
+    k: usize,
+    timeout: Duration,
+) -> anyhow::Result<DirectRun> {
+    sb.truncate_logs()?;
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(payload)
+        .current_dir(&sb.cwd)
+        .env_clear()
+        .envs(sb.env());
+    let d = run_bounded(cmd, &sb.tmp, &format!("direct-{k}"), timeout, &sb.marker())?;
+    let (b, p) = sb.read_logs();
+    Ok(DirectRun {
+        bash_strings: split_bash_log(&b),
+        probe: probe::parse_log(&p),
+        stdout: d.stdout,
+        stderr: d.stderr,
+        exit_code: d.exit_code,
+        timed_out: d.timed_out,
+    })
 }
 
 /// Runs one harness launch with all payloads, then each payload directly.
@@ -600,21 +653,8 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
     server.shutdown();
 
     let (bash_bytes, probe_bytes) = sb.read_logs();
-    let end = (bash_bytes.len() as u64, probe_bytes.len() as u64);
     let marks = marks.lock().unwrap().clone();
-    let mut harness_parts = Vec::new();
-    for k in 0..opts.payloads.len() {
-        let (strings, probes) = match marks[k] {
-            None => (vec![], vec![]),
-            Some(start) => {
-                let stop = marks[k + 1].unwrap_or(end);
-                let b = &bash_bytes[start.0 as usize..(stop.0.max(start.0) as usize).min(bash_bytes.len())];
-                let p = &probe_bytes[start.1 as usize..(stop.1.max(start.1) as usize).min(probe_bytes.len())];
-                (split_bash_log(b), probe::parse_log(p))
-            }
-        };
-        harness_parts.push((strings, probes));
-    }
+    let harness_parts = turn_windows(&marks, &bash_bytes, &probe_bytes, opts.payloads.len());
 
     // The reference: each payload directly as `bash -c PAYLOAD`, same witnesses.
     let hooks = sb.hook_inputs();
@@ -623,23 +663,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
     let mut results = Vec::new();
     for (k, ((strings, probes), tool_result)) in harness_parts.into_iter().zip(tool_results).enumerate() {
         let payload = opts.payloads[k].clone();
-        sb.truncate_logs()?;
-        let mut cmd = Command::new("bash");
-        cmd.arg("-c")
-            .arg(&payload)
-            .current_dir(&sb.cwd)
-            .env_clear()
-            .envs(sb.env());
-        let d = run_bounded(cmd, &sb.tmp, &format!("direct-{k}"), opts.timeout, &sb.marker())?;
-        let (b, p) = sb.read_logs();
-        let direct = DirectRun {
-            bash_strings: split_bash_log(&b),
-            probe: probe::parse_log(&p),
-            stdout: d.stdout,
-            stderr: d.stderr,
-            exit_code: d.exit_code,
-            timed_out: d.timed_out,
-        };
+        let direct = direct_run(&sb, &payload, k, opts.timeout)?;
         results.push(PayloadResult {
             outer: pick_outer(&strings, &payload),
             emitted: payload.clone(),

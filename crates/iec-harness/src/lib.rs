@@ -1,12 +1,15 @@
 //! Real harness runs: a replay Anthropic Messages API server ([`server`]) and a driver
 //! ([`driver`]) that runs a real, pinned Claude Code headless against it, with a `BASH_ENV`
 //! witness and an argv probe ([`probe`]), and runs each payload directly with `bash -c` as the
-//! reference. See this crate's README.md.
+//! reference. The same server speaks the OpenAI Responses and Chat Completions APIs
+//! ([`openai`]), and [`codex`] drives a real Codex CLI against it. See this crate's README.md.
 
 pub mod agree;
+pub mod codex;
 pub mod driver;
 pub mod hazard;
 pub mod mcp_servers;
+pub mod openai;
 pub mod probe;
 pub mod server;
 
@@ -14,6 +17,7 @@ pub use driver::{
     install_claude_code, run_claude_code, run_claude_code_with, DirectRun, HarnessRun, Launcher,
     PayloadResult, RunOptions,
 };
+pub use codex::{install_codex, run_codex_with, CodexOptions};
 pub use hazard::hazard_payloads;
 pub use probe::ProbeRecord;
 pub use server::{RecordedRequest, ReplayHandle, ReplayServer, Script, ToolResult};

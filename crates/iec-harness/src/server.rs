@@ -10,6 +10,9 @@
 //! `stop_reason: "tool_use"`; turn `n` answers `script.final_text` with `end_turn`. Any other
 //! `/v1/messages` request (quota checks, titles, summaries: no shell tool) gets a short text.
 //! Unknown paths are logged and answered 404 with an Anthropic-style error body.
+//!
+//! The OpenAI Responses API (`POST /v1/responses`) and Chat Completions
+//! (`POST /v1/chat/completions`) answer from the same script: see [`crate::openai`].
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -91,11 +94,31 @@ pub struct ToolResult {
     pub content: String,
 }
 
-struct Inner {
-    script: Script,
+pub(crate) struct Inner {
+    pub(crate) script: Script,
     started: Instant,
-    requests: Mutex<Vec<RecordedRequest>>,
+    pub(crate) requests: Mutex<Vec<RecordedRequest>>,
     turns_seen: Mutex<Vec<usize>>,
+}
+
+impl Inner {
+    /// Runs the script's turn hook the first time a main-loop request of `turn` arrives.
+    pub(crate) fn enter_turn(&self, turn: usize) {
+        let first = {
+            let mut seen = self.turns_seen.lock().unwrap();
+            if seen.contains(&turn) {
+                false
+            } else {
+                seen.push(turn);
+                true
+            }
+        };
+        if first {
+            if let Some(hook) = &self.script.on_turn {
+                hook(turn);
+            }
+        }
+    }
 }
 
 /// A running server. Dropping it stops the server.
@@ -146,6 +169,8 @@ impl ReplayServer {
                     let app = Router::new()
                         .route("/v1/messages", post(messages))
                         .route("/v1/messages/count_tokens", post(count_tokens))
+                        .route("/v1/responses", post(crate::openai::responses))
+                        .route("/v1/chat/completions", post(crate::openai::chat_completions))
                         .fallback(fallback)
                         .with_state(state);
                     let _ = axum::serve(listener, app)
@@ -199,17 +224,23 @@ impl ReplayHandle {
     /// request that carries it).
     pub fn tool_result(&self, k: usize) -> Option<ToolResult> {
         let id = tool_use_id(k);
-        self.requests()
+        let requests = self.requests();
+        requests
             .iter()
             .filter(|r| r.role.starts_with("main:"))
             .find_map(|r| tool_results(&r.body).into_iter().find(|t| t.tool_use_id == id))
+            .or_else(|| crate::openai::tool_result(&requests, k))
     }
 
     /// The `input` of the script's tool call `k` as the harness echoed it back in the assistant
     /// turn of a later request (the harness's own record of what the model emitted).
     pub fn echoed_input(&self, k: usize) -> Option<Value> {
         let id = tool_use_id(k);
-        self.requests().iter().find_map(|r| {
+        let requests = self.requests();
+        if let Some(v) = crate::openai::echoed_arguments(&requests, k) {
+            return Some(v);
+        }
+        requests.iter().find_map(|r| {
             r.body
                 .get("messages")?
                 .as_array()?
@@ -301,7 +332,7 @@ pub fn shell_tool_name(body: &Value) -> Option<String> {
         .map(|s| s.to_string())
 }
 
-fn record(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes, role: String) -> Value {
+pub(crate) fn record(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes, role: String) -> Value {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let raw = match parsed {
         Some(_) => None,
@@ -344,20 +375,7 @@ async fn messages(
 
     let reply = match tool {
         Some(tool) => {
-            let first = {
-                let mut seen = inner.turns_seen.lock().unwrap();
-                if seen.contains(&turn) {
-                    false
-                } else {
-                    seen.push(turn);
-                    true
-                }
-            };
-            if first {
-                if let Some(hook) = &inner.script.on_turn {
-                    hook(turn);
-                }
-            }
+            inner.enter_turn(turn);
             match inner.script.commands.get(turn) {
                 Some(cmd) => Reply::ToolUse {
                     id: tool_use_id(turn),

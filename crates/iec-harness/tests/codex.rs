@@ -1,0 +1,275 @@
+//! Real Codex runs against the replay server's Responses API, and the OpenAI endpoints on their
+//! own. Installs `@openai/codex@0.171.0` into ~/.cache/iec/harnesses/codex-0.171.0 (reused).
+//! When the install fails, the test fails with the npm error, unless `IEC_SKIP_CODEX=1` (or the
+//! project-wide `IEC_SKIP_HARNESS=1` / `IEC_SKIP_NPM=1`) is set: then it prints `SKIPPED: …`.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use iec_harness::codex::{observe_codex, CODEX_VERSION};
+use iec_harness::{install_codex, run_codex_with, CodexOptions, HarnessRun, PayloadResult};
+use iec_harness::{ReplayServer, Script};
+use serde_json::{json, Value};
+
+const BANG: &str = "argvprobe 'a != b'";
+const PID: &str = r#"argvprobe "PID=$$" | cat"#;
+const QUOTES: &str = r#"argvprobe 'it'"'"'s' "a \"b\" \$c" 'M\\N' '$HOME' "x ! y" $'tab\there' '%PATH%'"#;
+const HEREDOC: &str = "argvprobe \"$(cat <<'EOF'\nhello $USER 'q' \"d\"\nEOF\n)\"";
+const CRLF: &str = "argvprobe a\r\nargvprobe b";
+const PRINTF: &str = r#"printf '%s\n' 'x != y' "it's""#;
+
+fn skip_reason() -> Option<&'static str> {
+    ["IEC_SKIP_CODEX", "IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
+        .into_iter()
+        .find(|var| std::env::var(var).is_ok_and(|v| v == "1"))
+}
+
+fn run(payloads: &[&str]) -> Option<HarnessRun> {
+    let t = Instant::now();
+    if let Err(e) = install_codex(CODEX_VERSION) {
+        let why = format!("installing @openai/codex@{CODEX_VERSION} with npm failed: {e:#}");
+        if let Some(var) = skip_reason() {
+            let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
+            println!("SKIPPED: {why} ({var}=1)");
+            return None;
+        }
+        panic!("{why}\n(set IEC_SKIP_CODEX=1 to skip the real Codex tests when npm cannot install)");
+    }
+    let install_ms = t.elapsed().as_millis();
+    let mut opts = CodexOptions::new(CODEX_VERSION, None, payloads);
+    opts.timeout = Duration::from_secs(120);
+    opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+    let run = run_codex_with(&opts).expect("codex run");
+    eprintln!(
+        "codex {CODEX_VERSION}: install/reuse {install_ms} ms, run {} ms, exit {:?}, requests {}, unknown paths {:?}",
+        run.elapsed_ms,
+        run.exit_code,
+        run.requests.len(),
+        run.unknown_paths
+    );
+    assert!(!run.timed_out, "Codex timed out; stderr:\n{}", run.stderr);
+    assert_eq!(run.exit_code, Some(0), "stderr:\n{}", run.stderr);
+    assert!(run.unknown_paths.is_empty(), "{:?}", run.unknown_paths);
+    for r in &run.results {
+        assert!(
+            r.tool_result.is_some(),
+            "no tool output recorded for {:?}; stdout:\n{}\nstderr:\n{}",
+            r.payload,
+            run.stdout,
+            run.stderr
+        );
+        // Codex's own record of the call (echoed in its next request) is what the model emitted.
+        assert_eq!(r.echoed.as_deref(), Some(r.payload.as_str()));
+    }
+    Some(run)
+}
+
+fn argvs(r: &PayloadResult) -> Vec<Vec<String>> {
+    r.probe.iter().map(|p| p.argv.clone()).collect()
+}
+
+fn direct_argvs(r: &PayloadResult) -> Vec<Vec<String>> {
+    r.direct.probe.iter().map(|p| p.argv.clone()).collect()
+}
+
+fn v(xs: &[&str]) -> Vec<Vec<String>> {
+    vec![xs.iter().map(|s| s.to_string()).collect()]
+}
+
+fn is_pid_arg(s: &str) -> bool {
+    s.strip_prefix("PID=")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The text Codex's snapshot wrapper hands the second bash: `exec '/bin/bash' -c '<cmd>'` with
+/// `'` written as `'"'"'`.
+fn wrapped(cmd: &str) -> String {
+    format!("exec '/bin/bash' -c '{}'", cmd.replace('\'', r#"'"'"'"#))
+}
+
+#[test]
+fn codex_0_171_0_delivers_exec_command_intact() {
+    let payloads = [BANG, PID, QUOTES, HEREDOC, CRLF, PRINTF];
+    let Some(run) = run(&payloads) else {
+        return;
+    };
+    // The shell tool Codex 0.171.0 offers: `exec_command` with a string `cmd`.
+    let main = run
+        .requests
+        .iter()
+        .find(|r| r.role == "main:0")
+        .expect("a main-loop request");
+    let tool = iec_harness::openai::shell_tool(&main.body).expect("a shell tool");
+    assert_eq!(tool.name, "exec_command");
+    assert_eq!(tool.arg, iec_harness::openai::ShellArg::Text("cmd".into()));
+
+    let [bang, pid, quotes, heredoc, crlf, printf] = &run.results[..] else {
+        unreachable!()
+    };
+    assert_eq!(argvs(bang), v(&["a != b"]));
+    assert_eq!(
+        argvs(quotes),
+        v(&[
+            "it's",
+            "a \"b\" $c",
+            "M\\\\N",
+            "$HOME",
+            "x ! y",
+            "tab\there",
+            "%PATH%"
+        ])
+    );
+    assert_eq!(argvs(heredoc), v(&["hello $USER 'q' \"d\""]));
+    assert_eq!(argvs(crlf), vec![vec!["a\r".to_string()], vec!["b".to_string()]]);
+    let a = argvs(pid);
+    assert!(a.len() == 1 && a[0].len() == 1 && is_pid_arg(&a[0][0]), "{a:?}");
+    for r in [bang, quotes, heredoc, crlf] {
+        assert_eq!(argvs(r), direct_argvs(r), "{:?}", r.payload);
+    }
+    assert!(
+        printf
+            .tool_result
+            .as_ref()
+            .unwrap()
+            .content
+            .ends_with("Output:\nx != y\nit's\n"),
+        "{:?}",
+        printf.tool_result
+    );
+
+    // Hops: the first bash gets the snapshot wrapper, ending in `exec '/bin/bash' -c '<cmd>'`;
+    // the second bash gets the text exactly as emitted.
+    for r in &run.results {
+        let outer = r.outer.as_deref().expect("the wrapper seen by BASH_ENV");
+        assert!(outer.contains("__CODEX_SNAPSHOT"), "{outer}");
+        assert!(outer.trim_end().ends_with(&wrapped(&r.payload)), "{outer}");
+        assert_eq!(r.bash_strings.last(), Some(&r.payload), "{:?}", r.bash_strings);
+        assert!(!r.tool_result.as_ref().unwrap().is_error);
+        let o = observe_codex("x", r);
+        assert_eq!(o.verdict, "corresponds", "{o:?}");
+    }
+}
+
+fn post(addr: SocketAddr, path: &str, body: &Value) -> String {
+    let body = body.to_string();
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    out.split_once("\r\n\r\n").unwrap().1.to_string()
+}
+
+/// The `data:` payloads of an SSE body (also undoes chunked encoding well enough: chunk-size
+/// lines are not `data:` lines).
+fn sse_data(body: &str) -> Vec<String> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn responses_and_chat_completions_answer_from_the_script() {
+    let (addr, server) = ReplayServer::start(Script::commands(["argvprobe 'a != b'"])).unwrap();
+    let tools_r = json!([{"type": "function", "name": "exec_command",
+        "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}]);
+
+    // Responses, streaming, turn 0: one function_call item.
+    let body = post(
+        addr,
+        "/v1/responses",
+        &json!({"model": "m", "stream": true, "tools": tools_r,
+        "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}]}),
+    );
+    let events: Vec<Value> = sse_data(&body)
+        .iter()
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "response.created",
+            "response.output_item.added",
+            "response.output_item.done",
+            "response.completed"
+        ]
+    );
+    let item = &events[2]["item"];
+    assert_eq!(item["type"], "function_call");
+    assert_eq!(item["name"], "exec_command");
+    assert_eq!(item["call_id"], "call_iec_0000");
+    assert_eq!(
+        item["arguments"],
+        json!({"cmd": "argvprobe 'a != b'"}).to_string()
+    );
+
+    // Turn 1 (non-streaming) carries the output: the final text.
+    let input = json!([
+        {"type": "function_call", "call_id": "call_iec_0000", "name": "exec_command",
+         "arguments": item["arguments"]},
+        {"type": "function_call_output", "call_id": "call_iec_0000",
+         "output": "Process exited with code 3\nOutput:\nboom\n"}]);
+    let body = post(
+        addr,
+        "/v1/responses",
+        &json!({"model": "m", "stream": false, "tools": tools_r, "input": input}),
+    );
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["output"][0]["content"][0]["text"], "Done.");
+    let tr = server.tool_result(0).unwrap();
+    assert_eq!(tr.tool_use_id, "call_iec_0000");
+    assert!(tr.is_error);
+    assert_eq!(tr.content, "Process exited with code 3\nOutput:\nboom\n");
+    assert_eq!(server.echoed_input(0), Some(json!({"cmd": "argvprobe 'a != b'"})));
+
+    // Chat Completions, streaming: a tool_calls delta, then [DONE].
+    let tools_c = json!([{"type": "function", "function": {"name": "bash",
+        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}]);
+    let body = post(
+        addr,
+        "/v1/chat/completions",
+        &json!({"model": "m", "stream": true, "tools": tools_c,
+        "messages": [{"role": "user", "content": "go"}]}),
+    );
+    let data = sse_data(&body);
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"));
+    let first: Value = serde_json::from_str(&data[0]).unwrap();
+    let call = &first["choices"][0]["delta"]["tool_calls"][0];
+    assert_eq!(call["id"], "call_iec_0000");
+    assert_eq!(call["function"]["name"], "bash");
+    assert_eq!(
+        call["function"]["arguments"],
+        json!({"command": "argvprobe 'a != b'"}).to_string()
+    );
+    let second: Value = serde_json::from_str(&data[1]).unwrap();
+    assert_eq!(second["choices"][0]["finish_reason"], "tool_calls");
+
+    // Chat Completions, non-streaming, after the tool message: the final text.
+    let body = post(
+        addr,
+        "/v1/chat/completions",
+        &json!({"model": "m", "tools": tools_c, "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_iec_0000", "content": "ok"}]}),
+    );
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["choices"][0]["message"]["content"], "Done.");
+    assert_eq!(v["choices"][0]["finish_reason"], "stop");
+
+    // Without a shell tool: the side text.
+    let body = post(addr, "/v1/responses", &json!({"model": "m", "input": []}));
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["output"][0]["content"][0]["text"], "OK");
+    let roles: Vec<String> = server.requests().iter().map(|r| r.role.clone()).collect();
+    assert_eq!(roles, ["main:0", "main:1", "main:0", "main:1", "side"]);
+}
