@@ -137,3 +137,35 @@ fn check_mode_runs_nothing_typed() {
         .collect();
     assert!(left.is_empty(), "check mode ran typed text: {left:?}");
 }
+
+/// Keys are typed only while readline reads (the witness waits for its probe key): a line over
+/// the pty's canonical limit (4095 bytes) arrives whole, every time, on both launches, and the
+/// plain-text shortcut's neighbour (`full_witness`) says the same.
+#[test]
+fn long_lines_arrive_whole_every_time() {
+    if skip() {
+        return;
+    }
+    let cat = Catalog::builtin();
+    for id in ["tmux-send-keys", "openhands-tmux"] {
+        let l = cat.get(id).unwrap();
+        for n in [4095, 4096, 4097, 8000, 12_000] {
+            let text = "x".repeat(n);
+            for round in 0..5 {
+                let full = round % 2 == 1;
+                let r = check(
+                    l,
+                    &call_for_text(l, &text),
+                    global(),
+                    Options {
+                        full_witness: full,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+                let v = serde_json::to_value(&r).unwrap();
+                assert_eq!(v["verdict"], "corresponds", "{id} {n} round {round}: {v}");
+            }
+        }
+    }
+}
