@@ -79,7 +79,7 @@ pub fn run(json: bool) -> Result<i32> {
         println!();
     }
     println!(
-        "\nhops: in=tool-input rw=harness-rewrite wr=wrapper sp=spawn sh=shell ev=eval pg=program nt=native"
+        "\nhops: in=tool-input rw=harness-rewrite wr=wrapper sp=spawn sh=shell ev=eval pg=program nt=native tt=terminal"
     );
     println!("mechanisms: qc=quote-consumption rx=re-expansion tr=truncation ar=arity-change ot=other");
     Ok(0)
@@ -95,6 +95,7 @@ fn short_hop(h: &str) -> &'static str {
         "eval" => "ev",
         "program" => "pg",
         "native" => "nt",
+        "terminal" => "tt",
         _ => "??",
     }
 }
