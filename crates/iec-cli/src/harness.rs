@@ -13,7 +13,7 @@ pub enum HarnessCmd {
     /// Run payloads (JSON Lines {"id","command"}) through the real harness and report, per
     /// payload, whether the probe's argv equals a direct `bash -c` run (the observed verdict).
     Run {
-        /// `claude-code@VERSION`.
+        /// `claude-code@VERSION`, `codex@VERSION`, or a command-running MCP server `NAME@VERSION`.
         #[arg(long)]
         harness: String,
         /// A prebuilt cli.js or native binary (skips the npm install).
@@ -30,7 +30,7 @@ pub enum HarnessCmd {
     /// Run payloads for real and `iec check` each on a launch; report prediction vs observation.
     /// Exit 0 when every verdict agrees, 1 otherwise.
     Agree {
-        /// `claude-code@VERSION`.
+        /// `claude-code@VERSION` or `codex@VERSION`.
         #[arg(long)]
         harness: String,
         #[arg(long)]
@@ -81,6 +81,28 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             }
             Ok(0)
         }
+        // Codex (codex@VER): `codex exec` against the replay server's Responses API.
+        HarnessCmd::Run {
+            harness,
+            bin,
+            payloads,
+            batch,
+            format,
+        } if harness.starts_with("codex@") => {
+            let mut spec = RunSpec::new(harness.trim_start_matches("codex@"));
+            spec.bin = bin;
+            spec.batch = batch;
+            let observed = iec_harness::codex::run_observed(&spec, &read_payloads(&payloads)?)?;
+            if format == "json" {
+                let doc = iec_harness::codex::run_document(&spec.version, &observed);
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            } else {
+                for o in &observed {
+                    println!("{}", observed_line(o));
+                }
+            }
+            Ok(0)
+        }
         HarnessCmd::Run {
             harness,
             bin,
@@ -109,9 +131,21 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             batch,
             format,
         } => {
-            let spec = spec(&harness, bin, batch)?;
             let ps = read_payloads(&payloads)?;
-            let rep = agree(&spec, &launch, &ps)?;
+            let rep = if let Some(ver) = harness.strip_prefix("codex@") {
+                // Codex: `codex exec` runs compared the same way.
+                let mut spec = RunSpec::new(ver);
+                spec.bin = bin;
+                spec.batch = batch;
+                // A bad launch id fails before anything runs.
+                iec_harness::agree::agree_observed(ver, &launch, &[])?;
+                let observed = iec_harness::codex::run_observed(&spec, &ps)?;
+                let mut rep = iec_harness::agree::agree_observed(ver, &launch, &observed)?;
+                rep.harness = "codex".into();
+                rep
+            } else {
+                agree(&spec(&harness, bin, batch)?, &launch, &ps)?
+            };
             if format == "json" {
                 println!("{}", serde_json::to_string_pretty(&rep)?);
             } else {

@@ -26,16 +26,25 @@ fn skip_reason() -> Option<&'static str> {
         .find(|var| std::env::var(var).is_ok_and(|v| v == "1"))
 }
 
-fn run(payloads: &[&str]) -> Option<HarnessRun> {
-    let t = Instant::now();
+/// Installs Codex (reused when present); `false` when the install failed and a skip variable
+/// is set.
+fn install_or_skip() -> bool {
     if let Err(e) = install_codex(CODEX_VERSION) {
         let why = format!("installing @openai/codex@{CODEX_VERSION} with npm failed: {e:#}");
         if let Some(var) = skip_reason() {
             let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
             println!("SKIPPED: {why} ({var}=1)");
-            return None;
+            return false;
         }
         panic!("{why}\n(set IEC_SKIP_CODEX=1 to skip the real Codex tests when npm cannot install)");
+    }
+    true
+}
+
+fn run(payloads: &[&str]) -> Option<HarnessRun> {
+    let t = Instant::now();
+    if !install_or_skip() {
+        return None;
     }
     let install_ms = t.elapsed().as_millis();
     let mut opts = CodexOptions::new(CODEX_VERSION, None, payloads);
@@ -272,4 +281,42 @@ fn responses_and_chat_completions_answer_from_the_script() {
     assert_eq!(v["output"][0]["content"][0]["text"], "OK");
     let roles: Vec<String> = server.requests().iter().map(|r| r.role.clone()).collect();
     assert_eq!(roles, ["main:0", "main:1", "main:0", "main:1", "side"]);
+}
+
+/// `iec check`'s predictions for the launch `codex-shell-command-linux` against real Codex runs
+/// on the 300 hazard payloads the Claude Code agreement test uses (same seed).
+#[test]
+fn codex_0_171_0_agrees_with_iec_check_on_300_hazard_payloads() {
+    if !install_or_skip() {
+        return;
+    }
+    let payloads: Vec<iec_harness::agree::Payload> = iec_harness::hazard_payloads(300, 72332)
+        .into_iter()
+        .map(|(id, command)| iec_harness::agree::Payload { id, command })
+        .collect();
+    let mut spec = iec_harness::agree::RunSpec::new(CODEX_VERSION);
+    spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+    let t = Instant::now();
+    let observed = iec_harness::codex::run_observed(&spec, &payloads).expect("codex runs");
+    let rep = iec_harness::agree::agree_observed(CODEX_VERSION, "codex-shell-command-linux", &observed)
+        .expect("agreement");
+    eprintln!(
+        "codex {CODEX_VERSION}: 300 payloads in {} ms, totals {}",
+        t.elapsed().as_millis(),
+        rep.totals
+    );
+    let bad: Vec<String> = rep
+        .disagreements()
+        .iter()
+        .map(|a| {
+            format!(
+                "{} {:?}: predicted {} observed {}",
+                a.id, a.command, a.predicted, a.observed
+            )
+        })
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_eq!(rep.results.len(), 300);
+    // Every payload arrived as emitted.
+    assert!(observed.iter().all(|o| o.verdict == "corresponds"));
 }
