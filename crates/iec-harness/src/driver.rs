@@ -553,10 +553,8 @@ pub(crate) fn turn_windows(
             None => (vec![], vec![]),
             Some(start) => {
                 let stop = marks.get(k + 1).copied().flatten().unwrap_or(end);
-                let b = &bash_bytes
-                    [start.0 as usize..(stop.0.max(start.0) as usize).min(bash_bytes.len())];
-                let p = &probe_bytes
-                    [start.1 as usize..(stop.1.max(start.1) as usize).min(probe_bytes.len())];
+                let b = &bash_bytes[start.0 as usize..(stop.0.max(start.0) as usize).min(bash_bytes.len())];
+                let p = &probe_bytes[start.1 as usize..(stop.1.max(start.1) as usize).min(probe_bytes.len())];
                 (split_bash_log(b), probe::parse_log(p))
             }
         })

@@ -371,7 +371,8 @@ impl Launch {
             if l.wrapper.is_some() {
                 return Err(LaunchError::Invalid(
                     l.id,
-                    "a terminal launch types the text; its suffix is [terminal] suffix, not a [wrapper]".into(),
+                    "a terminal launch types the text; its suffix is [terminal] suffix, not a [wrapper]"
+                        .into(),
                 ));
             }
         } else if l.spawn.argv.is_empty() {

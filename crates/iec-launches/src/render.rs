@@ -132,7 +132,8 @@ pub fn rewrite_step(step: &str, text: &str) -> (String, Option<String>) {
         "openhands-escape-bash-special-chars" => {
             let t = openhands_escape_bash_special_chars(text);
             let note = (t != text).then(|| {
-                "escape_bash_special_chars doubled the backslash of \\; \\& \\| \\< or \\> outside quotes".into()
+                "escape_bash_special_chars doubled the backslash of \\; \\& \\| \\< or \\> outside quotes"
+                    .into()
             });
             (t, note)
         }
@@ -306,7 +307,9 @@ pub fn openhands_escape_bash_special_chars(text: &str) -> String {
             b'$' if i + 1 < b.len() && b[i + 1] == b'\'' => i = skip_ansi_c(b, i + 2),
             b'$' if i + 1 < b.len() && b[i + 1] == b'"' => i = skip_double(b, i + 2),
             b'$' if i + 1 < b.len() && (b[i + 1] == b'(' || b[i + 1] == b'{') => i = skip_balanced(b, i + 1),
-            b'$' if i + 1 < b.len() && (b[i + 1].is_ascii_alphanumeric() || b"_@*#?$!-".contains(&b[i + 1])) => {
+            b'$' if i + 1 < b.len()
+                && (b[i + 1].is_ascii_alphanumeric() || b"_@*#?$!-".contains(&b[i + 1])) =>
+            {
                 i += 2;
                 if b[i - 1].is_ascii_alphabetic() || b[i - 1] == b'_' {
                     while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
@@ -475,8 +478,14 @@ mod tests {
     fn openhands_escape() {
         let e = openhands_escape_bash_special_chars;
         assert_eq!(e("find . -exec rm {} \\;"), "find . -exec rm {} \\\\;");
-        assert_eq!(e("echo 'a\\;b' \"c\\;d\" $(x \\;) e\\|f"), "echo 'a\\;b' \"c\\;d\" $(x \\;) e\\\\|f");
-        assert_eq!(e("cat <<EOF\na\\;b\nEOF\necho \\>"), "cat <<EOF\na\\;b\nEOF\necho \\\\>");
+        assert_eq!(
+            e("echo 'a\\;b' \"c\\;d\" $(x \\;) e\\|f"),
+            "echo 'a\\;b' \"c\\;d\" $(x \\;) e\\\\|f"
+        );
+        assert_eq!(
+            e("cat <<EOF\na\\;b\nEOF\necho \\>"),
+            "cat <<EOF\na\\;b\nEOF\necho \\\\>"
+        );
         assert_eq!(e("echo x # a\\;b"), "echo x # a\\;b");
         assert_eq!(e("echo a#b\\;"), "echo a#b\\\\;");
         // As the regular expression: the second backslash of `\\;` pairs with the `;`.

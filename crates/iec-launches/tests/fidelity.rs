@@ -29,7 +29,12 @@ fn claude_code_2_1_72_template_matches_the_cli_js_port() {
 #[test]
 fn every_builtin_launch_loads_and_lists_hops() {
     let cat = Catalog::builtin();
-    assert_eq!(cat.iter().filter(|l| l.windows.is_none() && l.terminal.is_none()).count(), 11);
+    assert_eq!(
+        cat.iter()
+            .filter(|l| l.windows.is_none() && l.terminal.is_none())
+            .count(),
+        11
+    );
     assert_eq!(cat.iter().filter(|l| l.terminal.is_some()).count(), 2);
     assert_eq!(cat.iter().filter(|l| l.windows.is_some()).count(), 9);
     for l in cat.iter() {
