@@ -47,6 +47,10 @@ pub struct Validate {
     pub reject_command_substitution: Option<String>,
     /// Reject texts with a line break; the value is the message.
     pub reject_newlines: Option<String>,
+    /// Reject texts of more than one top-level statement (complete commands on separate lines,
+    /// as OpenHands' bashlex `split_bash_commands` counts them; `a; b` and `a && b` are one).
+    /// Needs bash's parser, so the IEC protocol applies it; the value is the message.
+    pub reject_multiple_statements: Option<String>,
 }
 
 /// Harness rewriting before quoting.

@@ -389,7 +389,7 @@ pub fn check(
         Intended::Text(t) => t.clone(),
         Intended::Argv(a) => a.join(" "),
     };
-    if !tool_input_hop(&mut run, decode_receipt, &text) {
+    if !tool_input_hop(&mut run, decode_receipt, &text)? {
         return Ok(finish(run, report));
     }
 
@@ -405,8 +405,19 @@ pub fn check(
 
 /// The structured-decode hop: serde_json bound the value (`receipt`); the harness's input
 /// validation may still reject the text. Returns false when it does (the first divergence).
-pub(crate) fn tool_input_hop(run: &mut Run<'_>, receipt: Value, text: &str) -> bool {
-    if let Some(rej) = render::validate(&run.launch.validate, text) {
+pub(crate) fn tool_input_hop(run: &mut Run<'_>, receipt: Value, text: &str) -> Result<bool, CheckError> {
+    let rejection = match render::validate(&run.launch.validate, text) {
+        Some(r) => Some(r),
+        None => match &run.launch.validate.reject_multiple_statements {
+            Some(msg) => second_statement(run, text)?.map(|offset| render::Rejection {
+                rule: "multiple-statements",
+                message: msg.clone(),
+                offset,
+            }),
+            None => None,
+        },
+    };
+    if let Some(rej) = rejection {
         let mut receipt = receipt;
         receipt["rejected"] = json!(rej.rule);
         receipt["message"] = json!(rej.message);
@@ -424,7 +435,7 @@ pub(crate) fn tool_input_hop(run: &mut Run<'_>, receipt: Value, text: &str) -> b
                 rej.rule, rej.offset, rej.message
             ),
         );
-        return false;
+        return Ok(false);
     }
     run.push(
         "tool-input",
@@ -434,7 +445,31 @@ pub(crate) fn tool_input_hop(run: &mut Run<'_>, receipt: Value, text: &str) -> b
         receipt,
         None,
     );
-    true
+    Ok(true)
+}
+
+/// The byte offset where a second top-level statement starts, if the text has one: a line
+/// break after which the text so far is a complete command bash accepts (not one the end of
+/// input closes, such as an open here-document) and more than blanks and comments follow.
+/// This is how bashlex splits a script into top-level nodes for OpenHands' refusal.
+fn second_statement(run: &Run<'_>, text: &str) -> Result<Option<usize>, CheckError> {
+    let blank = |s: &str| {
+        s.lines().all(|l| {
+            let l = l.trim_matches([' ', '\t', '\r']);
+            l.is_empty() || l.starts_with('#')
+        })
+    };
+    for (i, _) in text.match_indices('\n') {
+        let (head, rest) = (&text[..i], &text[i + 1..]);
+        if blank(head) || blank(rest) {
+            continue;
+        }
+        if matches!(run.validate(head)?, Parse::Ok { .. }) {
+            let start = i + 1 + (rest.len() - rest.trim_start().len());
+            return Ok(Some(start));
+        }
+    }
+    Ok(None)
 }
 
 pub(crate) fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {

@@ -95,7 +95,7 @@ pub(crate) fn check(
         }
         _ => {} // cmd: no grammar; every text is a command line to cmd
     }
-    if !crate::tool_input_hop(&mut run, json!({ "command": text }), &text) {
+    if !crate::tool_input_hop(&mut run, json!({ "command": text }), &text)? {
         return Ok(finish(run, report));
     }
     let mut unknown = None;

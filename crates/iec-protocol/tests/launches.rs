@@ -305,3 +305,42 @@ fn oversized_argument_is_refused_by_execve() {
         d("spawn", HopKind::ProcessInterface, Mechanism::Truncation, false),
     );
 }
+
+#[test]
+fn openhands_refuses_more_than_one_top_level_statement() {
+    // Shared spec §5.1 (terminal_session.py: `len(split_bash_commands(command)) > 1` → error;
+    // bashlex makes one node per complete command on its own line). Loud: the agent gets the
+    // error text. One statement is typed; a complete here-document is part of its statement.
+    // Rows whose one statement still changes on the way (tmux/escape hops) are in tmux_launches.rs.
+    let refused = || d("tool-input", HopKind::StructuredDecode, Mechanism::Other, false);
+    for (t, want) in [
+        ("echo a\necho b", refused()),
+        ("cat <<EOF\nx\nEOF\nls", refused()),
+        ("ls &&\necho b\n  pwd", refused()),
+        ("echo a; echo b", Corresponds),
+        ("echo a && echo b", Corresponds),
+        ("cat <<EOF\nx\nEOF", Corresponds),
+        ("if true\nthen echo x\nfi", Corresponds),
+        ("echo 'a\nb'", Corresponds),
+        ("ls # c\n# d\n", Corresponds),
+        ("ls &&\necho b", Corresponds),
+    ] {
+        text("openhands-tmux", t, want);
+    }
+    // The offset names where the second statement starts.
+    let cat = Catalog::builtin();
+    let l = cat.get("openhands-tmux").unwrap();
+    let r = check(
+        l,
+        &call_for_text(l, "echo a\n\n  echo b"),
+        global(),
+        Options::default(),
+    )
+    .unwrap();
+    let fd = r.first_divergence.unwrap();
+    assert!(
+        fd.detail.contains("multiple-statements at byte 10"),
+        "{}",
+        fd.detail
+    );
+}
