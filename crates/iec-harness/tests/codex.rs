@@ -283,7 +283,8 @@ fn responses_and_chat_completions_answer_from_the_script() {
     assert_eq!(roles, ["main:0", "main:1", "main:0", "main:1", "side"]);
 }
 
-/// `iec check`'s predictions for the launch `codex-shell-command-linux` against real Codex runs
+/// `iec check`'s predictions for the launches `codex-exec-command-linux` (observed) and
+/// `codex-shell-command-linux` (older model) against real Codex runs
 /// on the 300 hazard payloads the Claude Code agreement test uses (same seed).
 #[test]
 fn codex_0_171_0_agrees_with_iec_check_on_300_hazard_payloads() {
@@ -298,25 +299,28 @@ fn codex_0_171_0_agrees_with_iec_check_on_300_hazard_payloads() {
     spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
     let t = Instant::now();
     let observed = iec_harness::codex::run_observed(&spec, &payloads).expect("codex runs");
-    let rep = iec_harness::agree::agree_observed(CODEX_VERSION, "codex-shell-command-linux", &observed)
-        .expect("agreement");
-    eprintln!(
-        "codex {CODEX_VERSION}: 300 payloads in {} ms, totals {}",
-        t.elapsed().as_millis(),
-        rep.totals
-    );
-    let bad: Vec<String> = rep
-        .disagreements()
-        .iter()
-        .map(|a| {
-            format!(
-                "{} {:?}: predicted {} observed {}",
-                a.id, a.command, a.predicted, a.observed
-            )
-        })
-        .collect();
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
-    assert_eq!(rep.results.len(), 300);
+    // The observed `exec_command` launch and the older `shell_command` model give the same
+    // verdicts on these payloads; both must agree with the real runs.
+    for launch in ["codex-exec-command-linux", "codex-shell-command-linux"] {
+        let rep = iec_harness::agree::agree_observed(CODEX_VERSION, launch, &observed).expect("agreement");
+        eprintln!(
+            "codex {CODEX_VERSION} on {launch}: 300 payloads in {} ms, totals {}",
+            t.elapsed().as_millis(),
+            rep.totals
+        );
+        let bad: Vec<String> = rep
+            .disagreements()
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} {:?}: predicted {} observed {}",
+                    a.id, a.command, a.predicted, a.observed
+                )
+            })
+            .collect();
+        assert!(bad.is_empty(), "{launch}:\n{}", bad.join("\n"));
+        assert_eq!(rep.results.len(), 300);
+    }
     // Every payload arrived as emitted.
     assert!(observed.iter().all(|o| o.verdict == "corresponds"));
 }

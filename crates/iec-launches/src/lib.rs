@@ -72,6 +72,11 @@ pub struct Wrapper {
     /// True when the payload is handed to `eval` (a second shell parse).
     #[serde(default)]
     pub eval: bool,
+    /// True when the payload words are the `-c` text of a new bash the wrapper execs
+    /// (`exec '/bin/bash' -c PAYLOAD`, Codex's snapshot wrapper): a second shell parse, like
+    /// `eval`'s, of exactly one argument.
+    #[serde(default)]
+    pub inner_shell: bool,
     /// Text the harness adds to what eval receives that the tool contract makes neutral
     /// (`" < /dev/null"`: the tool's stdin is empty by contract).
     pub stdin_suffix: Option<String>,
@@ -217,6 +222,9 @@ pub struct Launch {
     /// Shape of the tool input.
     #[serde(default)]
     pub input: InputShape,
+    /// The tool-input field that carries the command (default `command`; Codex's
+    /// `exec_command` uses `cmd`).
+    pub input_field: Option<String>,
     /// Input validation.
     #[serde(default)]
     pub validate: Validate,
@@ -249,6 +257,17 @@ pub struct HopInfo {
 }
 
 impl Launch {
+    /// The tool-input field that carries the command.
+    pub fn command_field(&self) -> &str {
+        self.input_field.as_deref().unwrap_or("command")
+    }
+
+    /// The command value of a tool input: the launch's field, else `command` (a bare
+    /// `{"command": …}` call is accepted on every launch).
+    pub fn command_of<'a>(&self, input: &'a serde_json::Value) -> Option<&'a serde_json::Value> {
+        input.get(self.command_field()).or_else(|| input.get("command"))
+    }
+
     /// The hops of this launch, in order. The names are the ones `iec check` reports.
     pub fn hops(&self) -> Vec<HopInfo> {
         if let Some(w) = &self.windows {
@@ -295,6 +314,12 @@ impl Launch {
             h.push(HopInfo {
                 name: "eval",
                 kind: "eval-parse",
+            });
+        }
+        if self.wrapper.as_ref().is_some_and(|w| w.inner_shell) {
+            h.push(HopInfo {
+                name: "inner-shell",
+                kind: "shell-parse",
             });
         }
         if self.snapshot.as_ref().is_some_and(|s| !s.shadowed.is_empty()) {

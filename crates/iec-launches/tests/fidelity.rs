@@ -33,7 +33,7 @@ fn every_builtin_launch_loads_and_lists_hops() {
         cat.iter()
             .filter(|l| l.windows.is_none() && l.terminal.is_none())
             .count(),
-        11
+        12
     );
     assert_eq!(cat.iter().filter(|l| l.terminal.is_some()).count(), 2);
     assert_eq!(cat.iter().filter(|l| l.windows.is_some()).count(), 9);
@@ -53,4 +53,19 @@ fn launch_files_are_named_by_their_id() {
         assert_eq!(one.get(&l.id).unwrap().id, l.id, "launches/{}.toml", l.id);
     }
     assert!(Catalog::builtin_only("nope").get("nope").is_err());
+}
+
+#[test]
+fn codex_exec_command_template_ends_in_the_observed_exec_line() {
+    // The last line of the wrapper real Codex 0.171.0 handed `/bin/bash -c` for this `cmd`
+    // (BASH_ENV witness, replay-server run of crates/iec-harness/tests/codex.rs).
+    let cmd = r#"argvprobe 'MARK it'\''s "q" $HOME'"#;
+    let observed = r#"exec '/bin/bash' -c 'argvprobe '"'"'MARK it'"'"'\'"'"''"'"'s "q" $HOME'"'"''"#;
+    let cat = Catalog::builtin();
+    let l = cat.get("codex-exec-command-linux").unwrap();
+    let w = l.wrapper.as_ref().unwrap();
+    let p = render::payload(&w.payload, cmd, w.stdin_suffix.as_deref());
+    let ours = render::fill(&w.template, &p.words);
+    assert_eq!(ours.lines().last(), Some(observed));
+    assert!(ours.starts_with("if . '"), "{ours}");
 }

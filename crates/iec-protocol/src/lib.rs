@@ -50,7 +50,10 @@ pub enum CheckError {
 /// model would write it; any other text becomes the usual `["bash", "-lc", TEXT]`.
 pub fn call_for_text(launch: &Launch, text: &str) -> Call {
     match launch.input {
-        InputShape::String => Call::command(&launch.tool, text),
+        InputShape::String => Call {
+            tool: launch.tool.clone(),
+            input: json!({ launch.command_field(): text }),
+        },
         InputShape::Argv => {
             let argv = plain_words(text).unwrap_or_else(|| vec!["bash".into(), "-lc".into(), text.into()]);
             Call {
@@ -319,7 +322,7 @@ pub fn check(
         parsed: Default::default(),
         shortcut: Default::default(),
     };
-    let shown = match call.input.get("command") {
+    let shown = match launch.command_of(&call.input) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(a)) => a
             .iter()
@@ -343,7 +346,7 @@ pub fn check(
 
     // Hop: structured decode. The JSON is already decoded (serde_json is the real receiver);
     // the receipt is the bound value of the tool's `command` argument.
-    let intended = match (launch.input, call.input.get("command")) {
+    let intended = match (launch.input, launch.command_of(&call.input)) {
         (InputShape::String, Some(Value::String(s))) => Intended::Text(s.clone()),
         (InputShape::Argv, Some(Value::Array(a))) if a.iter().all(Value::is_string) && !a.is_empty() => {
             Intended::Argv(a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
@@ -361,7 +364,7 @@ pub fn check(
             return Ok(report);
         }
     };
-    let decode_receipt = json!({ "command": call.input.get("command") });
+    let decode_receipt = json!({ "command": launch.command_of(&call.input) });
 
     // Generation check: the emitted text must parse under the contract (bash).
     let script: Option<String> = match &intended {
@@ -657,7 +660,7 @@ pub(crate) fn bash_hops(
         return Ok(());
     };
     let payload = payload.expect("wrapper payload");
-    if !w.eval {
+    if !w.eval && !w.inner_shell {
         // The text is spliced into the wrapper: bash parses the whole wrapper.
         match run.parse(&shell_text)? {
             Parse::Ok { canonical } => run.push(
@@ -687,6 +690,11 @@ pub(crate) fn bash_hops(
     // The payload words are expanded by the outer shell and handed to eval.
     let e = run.expand(&payload.words, false)?;
     let eval_text = e.args.join(" ");
+    let (hop_name, hop_kind) = if w.inner_shell {
+        ("inner-shell", HopKind::ShellParse)
+    } else {
+        ("eval", HopKind::EvalParse)
+    };
     let receipt = json!({ "eval_args": e.args, "status": e.status, "diagnostics": e.diagnostics });
     if e.broke_out {
         run.diverge("shell", HopKind::ShellParse, WitnessKind::Real, receipt, Mechanism::QuoteConsumption, false, &payload.words, &eval_text, "the rendered payload is not one list of words: its quoting ends early and the rest runs as commands of the outer shell".into());
@@ -706,6 +714,24 @@ pub(crate) fn bash_hops(
         );
         return Ok(());
     }
+    if w.inner_shell && e.args.len() != 1 {
+        // `bash -c A B…` runs A with B… as $0 and the positional parameters.
+        run.diverge(
+            "shell",
+            HopKind::ShellParse,
+            WitnessKind::Real,
+            receipt,
+            Mechanism::ArityChange,
+            true,
+            &payload.words,
+            &eval_text,
+            format!(
+                "the payload is {} arguments of the inner `bash -c`, not one: the text is only the first",
+                e.args.len()
+            ),
+        );
+        return Ok(());
+    }
     run.push(
         "shell",
         HopKind::ShellParse,
@@ -715,21 +741,14 @@ pub(crate) fn bash_hops(
         login_note,
     );
 
-    // Hop: eval parse.
+    // Hop: eval parse (or the inner shell's parse).
     let receipt = json!({ "text": eval_text });
     match run.same_bash(&payload.designed, &eval_text)? {
-        None => run.push(
-            "eval",
-            HopKind::EvalParse,
-            WitnessKind::Real,
-            Some(true),
-            receipt,
-            None,
-        ),
+        None => run.push(hop_name, hop_kind, WitnessKind::Real, Some(true), receipt, None),
         Some(p) => {
             let m = classify::mechanism(&payload.designed, &eval_text);
             let silent = p.parses();
-            run.diverge("eval", HopKind::EvalParse, WitnessKind::Real, receipt, m, silent, &payload.designed, &eval_text, if silent { "eval parses a different command than the one the harness meant to deliver, and it runs without a parse error".into() } else { "eval fails to parse what it received".into() });
+            run.diverge(hop_name, hop_kind, WitnessKind::Real, receipt, m, silent, &payload.designed, &eval_text, if silent { format!("{hop_name} parses a different command than the one the harness meant to deliver, and it runs without a parse error") } else { format!("{hop_name} fails to parse what it received") });
             return Ok(());
         }
     }

@@ -40,7 +40,7 @@ pub(crate) fn check(
         parsed: Default::default(),
         shortcut: Default::default(),
     };
-    let shown = match call.input.get("command") {
+    let shown = match launch.command_of(&call.input) {
         Some(Value::String(s)) => s.clone(),
         _ => String::new(),
     };
@@ -56,7 +56,7 @@ pub(crate) fn check(
         attribution: None,
         shortcut: None,
     };
-    let text = match (launch.input, call.input.get("command")) {
+    let text = match (launch.input, launch.command_of(&call.input)) {
         (InputShape::String, Some(Value::String(s))) => s.clone(),
         (_, v) => {
             report.reason = Some(format!(

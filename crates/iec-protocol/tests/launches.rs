@@ -344,3 +344,35 @@ fn openhands_refuses_more_than_one_top_level_statement() {
         fd.detail
     );
 }
+
+#[test]
+fn codex_exec_command_reads_cmd_and_parses_twice() {
+    // Observed Codex 0.171.0: `exec_command {"cmd": …}`, the snapshot wrapper ends in
+    // `exec '/bin/bash' -c '<cmd>'`: the outer bash expands one single-quoted word, the inner
+    // bash parses the text as emitted.
+    let cat = Catalog::builtin();
+    let l = cat.get("codex-exec-command-linux").unwrap();
+    let call = Call {
+        tool: "exec_command".into(),
+        input: json!({"cmd": "printf '%s' 'a != b' \"$HOME\" it\\'s", "yield_time_ms": 1000}),
+    };
+    let r = check(l, &call, global(), Options::default()).unwrap();
+    assert_eq!(r.verdict, Verdict::Corresponds, "{r:?}");
+    let names: Vec<&str> = r.hops.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["tool-input", "wrapper", "spawn", "shell", "inner-shell"]);
+    assert_eq!(
+        r.hops[3].receipt["eval_args"],
+        json!(["printf '%s' 'a != b' \"$HOME\" it\\'s"])
+    );
+    assert_eq!(call_for_text(l, "ls").input, json!({"cmd": "ls"}));
+    // A bare {"command": …} is accepted too.
+    run(
+        "codex-exec-command-linux",
+        Call {
+            tool: "exec_command".into(),
+            input: json!({"command": "cat <<'E'\nx $y\nE"}),
+        },
+        Corresponds,
+    );
+    text("codex-exec-command-linux", "echo 'open", Unknown);
+}

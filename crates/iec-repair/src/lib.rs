@@ -84,10 +84,16 @@ pub fn single_quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
-fn with_command(call: &Call, text: String) -> Call {
+fn with_command(launch: &Launch, call: &Call, text: String) -> Call {
     let mut input = call.input.clone();
     if let Some(o) = input.as_object_mut() {
-        o.insert("command".into(), Value::String(text));
+        // The field the call used (a bare `command` is accepted on every launch).
+        let field = if o.contains_key(launch.command_field()) {
+            launch.command_field()
+        } else {
+            "command"
+        };
+        o.insert(field.into(), Value::String(text));
     }
     Call {
         tool: call.tool.clone(),
@@ -142,9 +148,8 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
             launch.id, fd.detail
         )));
     }
-    let text = call
-        .input
-        .get("command")
+    let text = launch
+        .command_of(&call.input)
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
@@ -187,7 +192,7 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
             ),
         ));
     }
-    let repaired = with_command(call, candidate);
+    let repaired = with_command(launch, call, candidate);
     let recheck: CheckReport = check(launch, &repaired, pool, Options::default())?;
     if recheck.verdict != Verdict::Corresponds {
         let why = recheck
