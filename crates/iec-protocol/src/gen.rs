@@ -315,6 +315,69 @@ pub fn adversarial(r: &mut Rng, canary_dir: &str, marker: &str, port: u16) -> St
     }
 }
 
+/// Characters that shells, wrappers and harness checks treat specially.
+const HOSTILE_SPECIALS: &[char] = &[
+    '\'', '"', '\\', '$', '!', '%', '^', '&', '|', '<', '>', '(', ')', '{', '}', '[', ']', '*', '?', '~',
+    '#', ';', '`', '=', ' ',
+];
+/// Multi-byte characters: two-, three- and four-byte UTF-8 (astral), combining marks, line and
+/// paragraph separators, BOM / zero-width no-break space, zero-width space, no-break space.
+const HOSTILE_UNICODE: &[&str] = &[
+    "é",
+    "ß",
+    "ÿ",
+    "中",
+    "文",
+    "🦀",
+    "😀",
+    "𝄞",
+    "\u{10FFFF}",
+    "\u{1F1EB}\u{1F1F7}",
+    "e\u{301}",
+    "\u{301}",
+    "\u{20DD}",
+    "\u{2028}",
+    "\u{2029}",
+    "\u{FEFF}",
+    "\u{200B}",
+    "\u{A0}",
+    "\u{202E}",
+    "\u{FFFD}",
+    "Ω",
+];
+
+/// A hostile string (not a script): code points U+0001..U+00FF (every byte value but NUL, as a
+/// JSON string carries them: U+0080..U+00FF as two-byte UTF-8), weighted towards
+/// `'"\$!%^&|<>(){}[]*?~#;` and backquote, backslash runs of 1–9, CR, LF, CRLF, tabs and
+/// multi-byte Unicode (astral, combining marks, U+2028, U+FEFF). Lengths are mostly short
+/// (70% under 24 bytes), with a tail up to 64 KiB (one string in a thousand is 4–64 KiB).
+/// Never holds NUL; at most 65,536 bytes.
+pub fn hostile_string(r: &mut Rng) -> String {
+    const MAX: usize = 65_536;
+    let target = match r.below(1000) {
+        0..=699 => r.below(24),
+        700..=949 => 24 + r.below(232),
+        950..=998 => 256 + r.below(3840),
+        _ => 4096 + r.below(MAX - 4096 + 1),
+    };
+    let mut s = String::with_capacity(target + 4);
+    while s.len() < target {
+        match r.below(100) {
+            0..=34 => s.push(*r.pick(HOSTILE_SPECIALS)),
+            35..=42 => s.push_str(&"\\".repeat(1 + r.below(9))),
+            43..=48 => s.push_str(r.pick::<&str>(&["\r", "\n", "\r\n"])),
+            49..=53 => s.push('\t'),
+            54..=61 => s.push_str(r.pick::<&str>(HOSTILE_UNICODE)),
+            62..=76 => s.push(char::from_u32(1 + r.below(255) as u32).unwrap()),
+            _ => s.push(*r.pick(&['a', 'b', 'z', 'X', '0', '9', '_', '.', '/', '-', ' ', 'x'])),
+        }
+    }
+    while s.len() > MAX {
+        s.pop();
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,5 +393,28 @@ mod tests {
             (0..5).map(|_| script(&mut r)).collect()
         };
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn hostile_strings() {
+        let mut r = Rng::new(11);
+        let v: Vec<String> = (0..20_000).map(|_| hostile_string(&mut r)).collect();
+        assert!(v.iter().all(|s| !s.contains('\0') && s.len() <= 65_536));
+        let all: String = v.iter().filter(|s| s.len() < 4096).map(String::as_str).collect();
+        for c in (1..=255u32).filter_map(char::from_u32) {
+            assert!(all.contains(c), "U+{:04X} never generated", c as u32);
+        }
+        for x in [
+            "\\\\\\\\\\\\\\\\\\",
+            "\r\n",
+            "\u{2028}",
+            "\u{FEFF}",
+            "🦀",
+            "e\u{301}",
+        ] {
+            assert!(all.contains(x), "{x:?} never generated");
+        }
+        assert!(v.iter().any(|s| s.len() > 32_768));
+        assert!(v.iter().filter(|s| s.len() < 24).count() > 12_000);
     }
 }
