@@ -7,6 +7,8 @@
 pub mod agree;
 pub mod codex;
 pub mod driver;
+pub mod gemini;
+pub mod gemini_api;
 pub mod hazard;
 pub mod mcp_servers;
 pub mod openai;

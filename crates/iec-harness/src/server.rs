@@ -12,7 +12,9 @@
 //! Unknown paths are logged and answered 404 with an Anthropic-style error body.
 //!
 //! The OpenAI Responses API (`POST /v1/responses`) and Chat Completions
-//! (`POST /v1/chat/completions`) answer from the same script: see [`crate::openai`].
+//! (`POST /v1/chat/completions`) answer from the same script: see [`crate::openai`]. So does the
+//! Gemini API (`POST /v1beta/models/<model>:generateContent` and `:streamGenerateContent`): see
+//! [`crate::gemini_api`].
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -171,6 +173,9 @@ impl ReplayServer {
                         .route("/v1/messages/count_tokens", post(count_tokens))
                         .route("/v1/responses", post(crate::openai::responses))
                         .route("/v1/chat/completions", post(crate::openai::chat_completions))
+                        .route("/v1beta/models/{call}", post(crate::gemini_api::models))
+                        .route("/v1/models/{call}", post(crate::gemini_api::models))
+                        .route("/v1alpha/models/{call}", post(crate::gemini_api::models))
                         .fallback(fallback)
                         .with_state(state);
                     let _ = axum::serve(listener, app)
@@ -230,6 +235,7 @@ impl ReplayHandle {
             .filter(|r| r.role.starts_with("main:"))
             .find_map(|r| tool_results(&r.body).into_iter().find(|t| t.tool_use_id == id))
             .or_else(|| crate::openai::tool_result(&requests, k))
+            .or_else(|| crate::gemini_api::tool_result(&requests, k))
     }
 
     /// The `input` of the script's tool call `k` as the harness echoed it back in the assistant
@@ -238,6 +244,9 @@ impl ReplayHandle {
         let id = tool_use_id(k);
         let requests = self.requests();
         if let Some(v) = crate::openai::echoed_arguments(&requests, k) {
+            return Some(v);
+        }
+        if let Some(v) = crate::gemini_api::echoed_arguments(&requests, k) {
             return Some(v);
         }
         requests.iter().find_map(|r| {

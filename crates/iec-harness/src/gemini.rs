@@ -1,0 +1,336 @@
+//! The Gemini CLI driver: installs a pinned `@google/gemini-cli` from npm, runs it headless
+//! (`gemini -p go --yolo`) against the replay server's Gemini API with witnesses, and runs each
+//! payload directly with `bash -c` as the reference.
+//!
+//! **Redirection.** The bundled `@google/genai` client takes its base URL from
+//! `GOOGLE_GEMINI_BASE_URL` (`createContentGenerator` in the bundle's core chunk: when the
+//! content-generator config has no `baseUrl`, the env variable is validated with `new URL` and
+//! passed as `httpOptions.baseUrl`). Requests then go to
+//! `<base>/v1beta/models/<model>:streamGenerateContent?alt=sse` with `x-goog-api-key`.
+//! `GOOGLE_GEMINI_BASE_URL` alone makes the auth type `gateway`, which the CLI's own
+//! `validateAuthMethod` refuses in headless mode ("Invalid auth method selected."), so the
+//! private `~/.gemini/settings.json` selects `security.auth.selectedType = "gemini-api-key"` and
+//! `GEMINI_API_KEY` is a dummy. `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the scratch directory
+//! (an untrusted folder overrides `--yolo` to the default approval mode, and headless runs then
+//! cannot run shell commands). An explicit model (`-m`) skips the routing classifier request.
+//!
+//! What Gemini CLI 0.61.0 runs (BASH_ENV witness and `strace -f -e execve`): per call,
+//! `["<bash on PATH, absolute>", "-c", "shopt -u promptvars nullglob extglob nocaseglob dotglob;
+//! _bgpids_file=<TMPDIR>/gemini-shell-XXXXXX/bgpids.tmp\n(\n  trap 'jobs -p >
+//! \"$_bgpids_file\"' EXIT\n<cmd>\n)\n__code=$?\nexit $__code"]` through `child_process`
+//! (no PTY in headless mode). `<cmd>` is the call's `command` after `stripShellWrapper` and
+//! `trim()` (a trailing `\` gets a space). A command with `$(`, a backtick, `<(` or `>(` outside
+//! single quotes is not run: the tool answers "Command injection detected: …".
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde_json::{json, Value};
+
+use crate::agree::{observe, Observed, ObservedDivergence, Payload, RunSpec};
+use crate::driver::{
+    direct_run, find_probe, harness_cache_dir, run_bounded, split_bash_log, turn_windows, HarnessRun,
+    Launcher, LogMark, PayloadResult, Sandbox,
+};
+use crate::gemini_api::shell_output;
+use crate::probe;
+use crate::server::{ReplayServer, Script, ToolResult};
+
+/// The Gemini CLI version the tests and the launch file are about.
+pub const GEMINI_CLI_VERSION: &str = "0.61.0";
+
+/// The model named on the command line (any name works against the replay server; naming one
+/// skips the `auto` router's classifier request).
+pub const DEFAULT_MODEL: &str = "gemini-2.5-flash";
+
+/// The start of the text Gemini CLI's shell tool answers instead of running a command that
+/// contains command substitution.
+pub const SUBSTITUTION_REFUSAL: &str = "Command injection detected";
+
+/// Options for [`run_gemini_with`].
+#[derive(Debug, Clone)]
+pub struct GeminiOptions {
+    pub version: String,
+    /// A prebuilt `gemini.js` (the package's `bundle/gemini.js`); `None` installs the pinned npm
+    /// package.
+    pub bin: Option<PathBuf>,
+    /// The payloads, one shell tool call each, all in one `gemini -p` run (Gemini CLI stops a
+    /// prompt after 100 model turns).
+    pub payloads: Vec<String>,
+    /// Bound for the Gemini CLI process (and, separately, each direct run).
+    pub timeout: Duration,
+    /// The argv probe program; `None` finds it as [`find_probe`] does.
+    pub probe: Option<PathBuf>,
+    /// `-m MODEL`; `None` leaves the CLI's default (`auto`, which first asks a classifier).
+    pub model: Option<String>,
+}
+
+impl GeminiOptions {
+    pub fn new(version: &str, bin: Option<PathBuf>, payloads: &[&str]) -> Self {
+        GeminiOptions {
+            version: version.to_string(),
+            bin,
+            payloads: payloads.iter().map(|s| s.to_string()).collect(),
+            timeout: Duration::from_secs(120),
+            probe: None,
+            model: Some(DEFAULT_MODEL.to_string()),
+        }
+    }
+}
+
+/// The launcher inside an installed `gemini-cli-<ver>` directory, if complete: `node
+/// bundle/gemini.js`.
+pub fn installed_gemini_cli(dir: &Path) -> Option<Launcher> {
+    let js = dir.join("node_modules/@google/gemini-cli/bundle/gemini.js");
+    js.is_file().then(|| Launcher::for_bin(&js))
+}
+
+/// Installs `@google/gemini-cli@<version>` into `~/.cache/iec/harnesses/gemini-cli-<ver>`
+/// (reused when present), scripts not run (its optional `node-pty` packages are only used for
+/// interactive shells), and returns how to launch it.
+pub fn install_gemini_cli(version: &str) -> anyhow::Result<Launcher> {
+    if version.is_empty()
+        || !version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+    {
+        bail!("bad Gemini CLI version {version:?}");
+    }
+    let cache = harness_cache_dir()?;
+    let dir = cache.join(format!("gemini-cli-{version}"));
+    if let Some(l) = installed_gemini_cli(&dir) {
+        return Ok(l);
+    }
+    std::fs::create_dir_all(&cache)?;
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("gemini-cli-{version}.tmp-"))
+        .tempdir_in(&cache)?;
+    let spec = format!("@google/gemini-cli@{version}");
+    let out = Command::new("npm")
+        .arg("install")
+        .arg("--prefix")
+        .arg(tmp.path())
+        .args(["--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
+        .arg(&spec)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run npm (is node/npm installed?)")?;
+    if !out.status.success() {
+        bail!(
+            "npm install {spec} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    if installed_gemini_cli(tmp.path()).is_none() {
+        bail!("npm installed {spec} but it has no bundle/gemini.js");
+    }
+    let tmp_path = tmp.keep();
+    match std::fs::rename(&tmp_path, &dir) {
+        Ok(()) => {}
+        Err(_) if installed_gemini_cli(&dir).is_some() => {
+            // Another process installed it meanwhile.
+            let _ = std::fs::remove_dir_all(&tmp_path);
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp_path);
+            return Err(e).context(format!("moving the install to {}", dir.display()));
+        }
+    }
+    installed_gemini_cli(&dir).with_context(|| format!("install vanished from {}", dir.display()))
+}
+
+/// The private `~/.gemini/settings.json`: API-key auth (the key is a dummy, the base URL is the
+/// replay server's), no usage statistics, telemetry or update checks.
+pub fn settings_json() -> Value {
+    json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+    })
+}
+
+/// The text the shell's bash received for a call: Gemini CLI's wrapper (it sets
+/// `_bgpids_file`), else the first string that mentions the payload's first word.
+fn pick_outer(strings: &[String], payload: &str) -> Option<String> {
+    if let Some(s) = strings.iter().find(|s| s.contains("_bgpids_file=")) {
+        return Some(s.clone());
+    }
+    let first_word = payload.split_whitespace().next().unwrap_or("");
+    strings
+        .iter()
+        .find(|s| !first_word.is_empty() && s.contains(first_word))
+        .cloned()
+}
+
+/// The command text of a call's echoed arguments.
+pub fn command_of(args: &Value) -> Option<String> {
+    args.get("command").and_then(Value::as_str).map(String::from)
+}
+
+/// Runs one `gemini -p` with all payloads, then each payload directly.
+pub fn run_gemini_with(opts: &GeminiOptions) -> anyhow::Result<HarnessRun> {
+    let launcher = match &opts.bin {
+        Some(b) => Launcher::for_bin(b),
+        None => install_gemini_cli(&opts.version)?,
+    };
+    let probe = match &opts.probe {
+        Some(p) => p.clone(),
+        None => find_probe()?,
+    };
+    let sb = Arc::new(Sandbox::new(&probe)?);
+    let gemini_dir = sb.home.join(".gemini");
+    std::fs::create_dir_all(&gemini_dir)?;
+    std::fs::write(
+        gemini_dir.join("settings.json"),
+        serde_json::to_string_pretty(&settings_json())?,
+    )?;
+
+    let marks: Arc<Mutex<Vec<Option<LogMark>>>> = Arc::new(Mutex::new(vec![None; opts.payloads.len() + 1]));
+    let mut script = Script::commands(opts.payloads.iter().cloned());
+    {
+        let marks = marks.clone();
+        let sb = sb.clone();
+        script.on_turn = Some(Arc::new(move |k| {
+            let mut m = marks.lock().unwrap();
+            if k < m.len() && m[k].is_none() {
+                m[k] = Some(sb.log_lens());
+            }
+        }));
+    }
+    let (_addr, server) = ReplayServer::start(script)?;
+
+    let mut cmd = Command::new(&launcher.program);
+    cmd.args(&launcher.prefix_args).args(["-p", "go", "--yolo"]);
+    if let Some(m) = &opts.model {
+        cmd.arg("-m").arg(m);
+    }
+    cmd.current_dir(&sb.cwd)
+        .env_clear()
+        .envs(sb.env())
+        .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
+        .env("GEMINI_API_KEY", "replay-key")
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    let started = Instant::now();
+    let fin = run_bounded(cmd, &sb.tmp, "harness", opts.timeout, &sb.marker())?;
+    let elapsed_ms = started.elapsed().as_millis();
+    let requests = server.requests();
+    let unknown_paths = server.unknown_paths();
+    let n = opts.payloads.len();
+    let tool_results: Vec<Option<ToolResult>> = (0..n).map(|k| server.tool_result(k)).collect();
+    let echoed: Vec<Option<String>> = (0..n)
+        .map(|k| server.echoed_input(k).as_ref().and_then(command_of))
+        .collect();
+    server.shutdown();
+
+    let (bash_bytes, probe_bytes) = sb.read_logs();
+    let marks = marks.lock().unwrap().clone();
+    let parts = turn_windows(&marks, &bash_bytes, &probe_bytes, n);
+    let mut results = Vec::new();
+    for (k, ((strings, probes), tool_result)) in parts.into_iter().zip(tool_results).enumerate() {
+        let payload = opts.payloads[k].clone();
+        let direct = direct_run(&sb, &payload, k, opts.timeout)?;
+        results.push(PayloadResult {
+            outer: pick_outer(&strings, &payload),
+            emitted: payload.clone(),
+            echoed: echoed[k].clone(),
+            hook_input: None,
+            payload,
+            bash_strings: strings,
+            probe: probes,
+            tool_result,
+            direct,
+        });
+    }
+    Ok(HarnessRun {
+        version: opts.version.clone(),
+        launcher,
+        results,
+        exit_code: fin.exit_code,
+        timed_out: fin.timed_out,
+        elapsed_ms,
+        stdout: fin.stdout,
+        stderr: fin.stderr,
+        requests,
+        unknown_paths,
+        bash_log: split_bash_log(&bash_bytes),
+        probe_log: probe::parse_log(&probe_bytes),
+        hook_log: vec![],
+        hook_stderr: String::new(),
+    })
+}
+
+/// The observed verdict of one Gemini CLI result: a call the shell tool refused for command
+/// substitution diverges at `tool-input` (other, loud); otherwise as [`observe`], with the
+/// command's output (inside `Output: …`, before the trailer lines) compared for payloads that
+/// are not probe calls.
+pub fn observe_gemini(id: &str, r: &PayloadResult) -> Observed {
+    let mut trimmed = r.clone();
+    if let Some(t) = &mut trimmed.tool_result {
+        t.content = shell_output(&t.content).output;
+    }
+    let mut o = observe(id, &trimmed);
+    if let Some(t) = &r.tool_result {
+        let so = shell_output(&t.content);
+        o.tool_result = json!({"is_error": t.is_error, "content": t.content, "output": so.output,
+                               "exit_code": so.exit_code});
+        if !so.recognized && t.content.contains(SUBSTITUTION_REFUSAL) && r.probe.is_empty() {
+            o.verdict = "diverges".into();
+            o.first_divergence = Some(ObservedDivergence {
+                hop_name: "tool-input".into(),
+                mechanism: "other".into(),
+                silent: false,
+                intended: r
+                    .direct
+                    .probe
+                    .iter()
+                    .map(|p| p.argv.join(" "))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                received: t.content.clone(),
+            });
+        }
+    }
+    o
+}
+
+/// Runs `payloads` through real Gemini CLI in batches (one `gemini -p` per batch) and observes
+/// each.
+pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
+    let mut out = Vec::new();
+    // Gemini CLI ends a prompt after 100 model turns; one batch must fit in one prompt.
+    for chunk in payloads.chunks(spec.batch.clamp(1, 90)) {
+        let cmds: Vec<&str> = chunk.iter().map(|p| p.command.as_str()).collect();
+        let mut opts = GeminiOptions::new(&spec.version, spec.bin.clone(), &cmds);
+        opts.timeout = spec.timeout;
+        opts.probe = spec.probe.clone();
+        let run = run_gemini_with(&opts)?;
+        anyhow::ensure!(
+            !run.timed_out,
+            "Gemini CLI {} timed out on a batch of {}; stderr:\n{}",
+            spec.version,
+            chunk.len(),
+            run.stderr
+        );
+        for (p, r) in chunk.iter().zip(&run.results) {
+            anyhow::ensure!(
+                r.tool_result.is_some(),
+                "Gemini CLI {} sent no tool result for {:?}; stderr:\n{}",
+                spec.version,
+                p.command,
+                run.stderr
+            );
+            out.push(observe_gemini(&p.id, r));
+        }
+    }
+    Ok(out)
+}
+
+/// The `iec harness run` document for Gemini CLI.
+pub fn run_document(version: &str, observed: &[Observed]) -> Value {
+    json!({"harness": "gemini-cli", "version": version, "payloads": observed})
+}
