@@ -104,3 +104,37 @@ fn explore() {
         eprintln!("{} {} {}", q.method, q.uri, q.role);
     }
 }
+
+/// `iec check`'s predictions on `gemini-cli-linux` against real Gemini CLI runs on the hazard
+/// payloads the Claude Code and Codex agreement tests use (same seed).
+#[test]
+fn gemini_cli_0_61_0_agrees_with_iec_check_on_300_hazard_payloads() {
+    if !install_or_skip() {
+        return;
+    }
+    let payloads: Vec<iec_harness::agree::Payload> = iec_harness::hazard_payloads(300, 72332)
+        .into_iter()
+        .map(|(id, command)| iec_harness::agree::Payload { id, command })
+        .collect();
+    let mut spec = iec_harness::agree::RunSpec::new(GEMINI_CLI_VERSION);
+    spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+    let t = Instant::now();
+    let observed = iec_harness::gemini::run_observed(&spec, &payloads).expect("gemini runs");
+    let rep = iec_harness::agree::agree_observed(GEMINI_CLI_VERSION, "gemini-cli-linux", &observed)
+        .expect("agreement");
+    eprintln!(
+        "gemini-cli {GEMINI_CLI_VERSION} on gemini-cli-linux: 300 payloads in {} ms, totals {}",
+        t.elapsed().as_millis(),
+        rep.totals
+    );
+    for a in &rep.results {
+        eprintln!("{}", iec_harness::agree::agreement_line(a));
+    }
+    let bad: Vec<String> = rep
+        .disagreements()
+        .iter()
+        .map(|a| format!("{} {:?}: predicted {} observed {}", a.id, a.command, a.predicted, a.observed))
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_eq!(rep.results.len(), 300);
+}
