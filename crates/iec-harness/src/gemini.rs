@@ -264,16 +264,37 @@ pub fn run_gemini_with(opts: &GeminiOptions) -> anyhow::Result<HarnessRun> {
     })
 }
 
+/// The command text inside Gemini CLI's wrapper (between the `trap … EXIT` line and the closing
+/// `)`): what the harness made of the emitted command.
+pub fn wrapped_command(outer: &str) -> Option<&str> {
+    const OPEN: &str = "  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n";
+    const CLOSE: &str = "\n)\n__code=$?\nexit $__code";
+    let start = outer.find(OPEN)? + OPEN.len();
+    let end = outer.rfind(CLOSE)?;
+    outer.get(start..end)
+}
+
 /// The observed verdict of one Gemini CLI result: a call the shell tool refused for command
 /// substitution diverges at `tool-input` (other, loud); otherwise as [`observe`], with the
 /// command's output (inside `Output: …`, before the trailer lines) compared for payloads that
-/// are not probe calls.
+/// are not probe calls, and a change attributed to `harness-rewrite` when the command inside the
+/// wrapper is not the emitted text (stripShellWrapper, trim).
 pub fn observe_gemini(id: &str, r: &PayloadResult) -> Observed {
     let mut trimmed = r.clone();
     if let Some(t) = &mut trimmed.tool_result {
         t.content = shell_output(&t.content).output;
     }
     let mut o = observe(id, &trimmed);
+    let rewritten = r
+        .outer
+        .as_deref()
+        .and_then(wrapped_command)
+        .is_some_and(|c| c != r.payload);
+    if let Some(fd) = &mut o.first_divergence {
+        if rewritten {
+            fd.hop_name = "harness-rewrite".into();
+        }
+    }
     if let Some(t) = &r.tool_result {
         let so = shell_output(&t.content);
         o.tool_result = json!({"is_error": t.is_error, "content": t.content, "output": so.output,
