@@ -2,92 +2,26 @@
 //! goes wrong inside is reported on stderr and the hook exits 0 without output, which leaves the
 //! call to the user's own permission settings (fail open). A refusal is a `deny` decision.
 
-use iec_core::Call;
 use serde_json::{json, Value};
-use std::io::Read;
 use std::path::PathBuf;
 
-/// Runs the hook; the return value is the exit code (always 0: decisions travel as JSON).
-/// With `record_intent` (or `IEC_INTENT_DIR` set) it records the command for the shell shim
-/// `iec-bash` and lets the call through unchanged; when it cannot record, it repairs as usual.
+/// Runs the hook (the code `iec-hook` runs too); the return value is the exit code (always 0:
+/// decisions travel as JSON). With `record_intent` (or `IEC_INTENT_DIR` set) it records the
+/// command for the shell shim `iec-bash` and lets the call through unchanged; when it cannot
+/// record, it repairs as usual. Calls that need a witness go to the witness daemon (`iec
+/// daemon`, started when missing) unless `IEC_DAEMON=0`.
 pub fn claude_code(launch: &str, launch_files: &[PathBuf], record_intent: bool) -> i32 {
-    let record_intent =
-        record_intent || std::env::var_os(iec_shim::intent::DIR_ENV).is_some_and(|v| !v.is_empty());
-    match decide(launch, launch_files, record_intent) {
-        Ok(Some(doc)) => {
-            println!("{doc}");
-            0
-        }
-        Ok(None) => 0,
-        Err(e) => {
-            eprintln!("iec hook: {e:#} (the call is left to your permission settings)");
-            0
-        }
-    }
-}
-
-fn decide(launch: &str, launch_files: &[PathBuf], record_intent: bool) -> anyhow::Result<Option<Value>> {
-    let mut input = Vec::new();
-    std::io::stdin().read_to_end(&mut input)?;
-    let doc: Value = serde_json::from_slice(&input)?;
-    if doc.get("tool_name").and_then(Value::as_str) != Some("Bash") {
-        return Ok(None);
-    }
-    let Some(tool_input) = doc
-        .get("tool_input")
-        .filter(|v| v.get("command").is_some_and(Value::is_string))
-    else {
-        return Ok(None);
-    };
-    if record_intent {
-        let command = tool_input["command"].as_str().unwrap_or_default();
-        match record(command) {
-            // The shim delivers the recorded text itself; nothing to change here.
-            Ok(()) => return Ok(None),
-            Err(e) => eprintln!("iec hook: cannot record the intent for iec-bash ({e}); repairing instead"),
-        }
-    }
-    let cat = crate::catalog_for(launch, launch_files)?;
-    let l = cat.get(launch)?;
-    let call = Call {
-        tool: "Bash".into(),
-        input: tool_input.clone(),
-    };
-    Ok(match iec_repair::repair(l, &call, iec_witness::global())? {
-        iec_repair::Outcome::Deliver { repaired: false, .. } => None,
-        iec_repair::Outcome::Deliver {
-            call, hop, rendering, ..
-        } => Some(json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "allow",
-                "permissionDecisionReason": format!(
-                    "iec: {launch} would change this command at hop {}; delivered as {} (checked: corresponds)",
-                    hop.unwrap_or_default(), rendering.unwrap_or_default()
-                ),
-                "updatedInput": call,
-            }
-        })),
-        iec_repair::Outcome::Refuse { hop, reason } => Some(json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": format!("iec: {launch} would change this command at hop {hop}: {reason}"),
-            }
-        })),
+    iec_hook::claude_code(&iec_hook::Hook {
+        launch: launch.into(),
+        launch_files: launch_files.to_vec(),
+        record_intent,
+        daemon: iec_hook::DaemonMode::from_env(),
+        daemon_args: vec!["daemon".into()],
     })
 }
 
-/// Records `command` in the intent store, scoped to this process's ancestors (the harness).
-fn record(command: &str) -> Result<(), iec_shim::intent::StoreError> {
-    let store = iec_shim::intent::Store::create_default()?;
-    store.prune();
-    store.record(command, iec_shim::intent::scope_of_self(), "claude-code")?;
-    Ok(())
-}
-
 /// `iec install claude-code`: adds (or replaces) one PreToolUse hook for Bash that runs this
-/// binary; every other setting and hook is kept. A settings file that is not JSON is an error and
+/// binary (or `iec-hook` when it is installed beside it); every other setting and hook is kept. A settings file that is not JSON is an error and
 /// is left as it is. With `shim`, `env.CLAUDE_CODE_SHELL` names `iec-bash` (beside this binary)
 /// and the hook records intents; without it, a `CLAUDE_CODE_SHELL` naming an `iec-bash` is
 /// removed (a shim without recorded intents only passes calls through).
@@ -112,9 +46,13 @@ pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool, shim: boo
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     let exe = std::env::current_exe()?;
+    // The small `iec-hook` beside this binary starts faster and runs the same hook code
+    // (`iec-hook hook claude-code` takes the same arguments as `iec hook claude-code`).
+    let lean = exe.with_file_name("iec-hook");
+    let hook_exe = if lean.is_file() { &lean } else { &exe };
     let mut command = format!(
         "{} hook claude-code --launch {launch}",
-        shell_word(&exe.to_string_lossy())
+        shell_word(&hook_exe.to_string_lossy())
     );
     let shim_path = exe.with_file_name("iec-bash");
     if shim {

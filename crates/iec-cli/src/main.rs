@@ -1,5 +1,6 @@
 //! `iec`: does a tool call execute as intended? A thin front end over the iec crates.
 
+mod daemon;
 mod demo;
 mod harness;
 mod hook;
@@ -104,6 +105,14 @@ enum Cmd {
         /// when IEC_INTENT_DIR is set); repairs instead when it cannot record.
         #[arg(long)]
         record_intent: bool,
+    },
+    /// The witness daemon for the hook: keeps warm bash witnesses and answers hook requests on
+    /// a private Unix socket (`$IEC_DAEMON_SOCKET`, else `$XDG_RUNTIME_DIR/iec` or
+    /// `~/.cache/iec/run`). The hook starts it when it is missing.
+    Daemon {
+        /// Exit after this many seconds without a request (default 900).
+        #[arg(long)]
+        idle_exit: Option<u64>,
     },
     /// Write the iec hook into an agent's settings (idempotent). `iec install claude-code`
     /// edits `$CLAUDE_CONFIG_DIR/settings.json` or `~/.claude/settings.json`.
@@ -212,16 +221,6 @@ fn main() -> ExitCode {
 
 pub(crate) fn catalog(files: &[PathBuf]) -> Result<Catalog> {
     catalog_with(Catalog::builtin(), files)
-}
-
-/// The catalog for one launch id: only its file is parsed when it is built in and no launch
-/// files are given (start-up cost of a hook that runs once per call).
-pub(crate) fn catalog_for(id: &str, files: &[PathBuf]) -> Result<Catalog> {
-    let one = Catalog::builtin_only(id);
-    if files.is_empty() && one.get(id).is_ok() {
-        return Ok(one);
-    }
-    catalog(files)
 }
 
 fn catalog_with(mut c: Catalog, files: &[PathBuf]) -> Result<Catalog> {
@@ -355,6 +354,7 @@ fn run(cli: Cli) -> Result<i32> {
             launch_file,
             record_intent,
         } => Ok(hook::claude_code(&launch, &launch_file, record_intent)),
+        Cmd::Daemon { idle_exit } => daemon::run(idle_exit),
         Cmd::Launches { launch_file, format } => {
             let cat = catalog(&launch_file)?;
             let list: Vec<serde_json::Value> = cat

@@ -1,0 +1,247 @@
+/*!
+The Claude Code PreToolUse hook, shared by `iec hook claude-code` and the small `iec-hook`
+binary, and the witness daemon both can talk to.
+
+A hook process runs once per tool call, so its start-up is most of its cost. `iec-hook` links
+only what the decision needs (no async runtime, no HTTP or MCP stack). A call whose text is
+plain (see [`iec_protocol::plain`]: literal words only) is decided in the hook process: the
+check's plain-text shortcut judges it without starting bash. Any other call needs the real bash
+witnesses; starting them costs more than the check itself, so the hook asks a daemon that keeps
+them warm ([`daemon`]). Both routes run [`answer`], so they print the same bytes.
+
+The hook never breaks the agent's turn: whatever goes wrong is reported on stderr and the hook
+exits 0 without output (fail open), which leaves the call to the user's permission settings. A
+daemon that is missing, stale or does not answer is a reason to decide in the hook process, not
+an error.
+*/
+#![deny(missing_docs)]
+
+pub mod daemon;
+
+use iec_core::Call;
+use iec_launches::{Catalog, Launch};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+/// The launch the hook repairs for when none is given.
+pub const DEFAULT_LAUNCH: &str = "claude-code-2.1.332-linux";
+
+/// `IEC_DAEMON`: `0` or `off` never asks the daemon, `only` asks it for every call and never
+/// decides in the hook process (a failure then fails open); anything else (the default) asks it
+/// for calls that need a witness and starts it when it is not running.
+pub const MODE_ENV: &str = "IEC_DAEMON";
+
+/// How the hook uses the daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DaemonMode {
+    /// Decide every call in the hook process.
+    Off,
+    /// Plain texts in the hook process, the rest by the daemon (started when missing), falling
+    /// back to the hook process when it cannot answer.
+    Auto,
+    /// Every call by the daemon; no fallback, no start.
+    Only,
+}
+
+impl DaemonMode {
+    /// The mode [`MODE_ENV`] asks for.
+    pub fn from_env() -> DaemonMode {
+        match std::env::var(MODE_ENV).as_deref() {
+            Ok("0") | Ok("off") => DaemonMode::Off,
+            Ok("only") => DaemonMode::Only,
+            _ => DaemonMode::Auto,
+        }
+    }
+}
+
+/// One hook invocation.
+#[derive(Debug, Clone)]
+pub struct Hook {
+    /// The launch to repair for.
+    pub launch: String,
+    /// Extra launch files (TOML).
+    pub launch_files: Vec<PathBuf>,
+    /// Record the command for the shell shim `iec-bash` instead of repairing (also when
+    /// `IEC_INTENT_DIR` is set).
+    pub record_intent: bool,
+    /// How to use the daemon.
+    pub daemon: DaemonMode,
+    /// The arguments that make this executable serve as the daemon (`["daemon"]` for `iec`,
+    /// `["--daemon"]` for `iec-hook`).
+    pub daemon_args: Vec<String>,
+}
+
+/// What a hook writes: `stdout` (the decision document and a newline, or nothing) and `stderr`
+/// (diagnostics, or nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reply {
+    /// The bytes for stdout.
+    pub stdout: String,
+    /// The bytes for stderr.
+    pub stderr: String,
+}
+
+impl Reply {
+    fn error(e: &anyhow::Error) -> Reply {
+        Reply {
+            stdout: String::new(),
+            stderr: format!("iec hook: {e:#} (the call is left to your permission settings)\n"),
+        }
+    }
+
+    fn write(&self) {
+        if !self.stdout.is_empty() {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(self.stdout.as_bytes());
+            let _ = out.flush();
+        }
+        if !self.stderr.is_empty() {
+            let _ = std::io::stderr().write_all(self.stderr.as_bytes());
+        }
+    }
+}
+
+/// Runs the hook on stdin; the return value is the exit code (always 0: decisions travel as
+/// JSON).
+pub fn claude_code(hook: &Hook) -> i32 {
+    run(hook).write();
+    0
+}
+
+fn run(hook: &Hook) -> Reply {
+    let mut input = Vec::new();
+    if let Err(e) = std::io::stdin().read_to_end(&mut input) {
+        return Reply::error(&e.into());
+    }
+    let doc: Value = match serde_json::from_slice(&input) {
+        Ok(v) => v,
+        Err(e) => return Reply::error(&e.into()),
+    };
+    if doc.get("tool_name").and_then(Value::as_str) != Some("Bash") {
+        return Reply::default();
+    }
+    let Some(tool_input) = doc
+        .get("tool_input")
+        .filter(|v| v.get("command").is_some_and(Value::is_string))
+    else {
+        return Reply::default();
+    };
+    let command = tool_input["command"].as_str().unwrap_or_default();
+    let record_intent =
+        hook.record_intent || std::env::var_os(iec_shim::intent::DIR_ENV).is_some_and(|v| !v.is_empty());
+    if record_intent {
+        match record(command) {
+            // The shim delivers the recorded text itself; nothing to change here.
+            Ok(()) => return Reply::default(),
+            Err(e) => eprintln!("iec hook: cannot record the intent for iec-bash ({e}); repairing instead"),
+        }
+    }
+    let ask = match hook.daemon {
+        DaemonMode::Off => false,
+        DaemonMode::Only => true,
+        // A plain text needs no witness: the hook process decides it as fast as it can start.
+        DaemonMode::Auto => !iec_protocol::plain::is_plain(command),
+    };
+    if ask {
+        match daemon::ask(&hook.launch, &hook.launch_files, tool_input) {
+            Ok(reply) => return reply,
+            Err(e) if hook.daemon == DaemonMode::Only => {
+                return Reply::error(&anyhow::anyhow!("the witness daemon did not answer: {e}"))
+            }
+            Err(daemon::AskError::NotRunning(socket)) => {
+                if let Err(e) = daemon::start_detached(&socket, &hook.daemon_args) {
+                    eprintln!(
+                        "iec hook: cannot start the witness daemon at {} ({e}); checking in this process",
+                        socket.display()
+                    );
+                }
+            }
+            Err(e) => {
+                eprintln!("iec hook: the witness daemon did not answer ({e}); checking in this process")
+            }
+        }
+    }
+    answer(&hook.launch, &hook.launch_files, tool_input)
+}
+
+/// The hook's answer for a Bash `tool_input` on `launch`: what the daemon sends and what the
+/// hook process computes itself, byte for byte.
+pub fn answer(launch: &str, launch_files: &[PathBuf], tool_input: &Value) -> Reply {
+    match catalog_for(launch, launch_files) {
+        Ok(cat) => answer_in(&cat, launch, tool_input),
+        Err(e) => Reply::error(&e),
+    }
+}
+
+/// [`answer`] with the catalog already loaded.
+pub(crate) fn answer_in(cat: &Catalog, launch: &str, tool_input: &Value) -> Reply {
+    match cat
+        .get(launch)
+        .map_err(anyhow::Error::from)
+        .and_then(|l| decide(l, launch, tool_input))
+    {
+        Ok(Some(doc)) => Reply {
+            stdout: format!("{doc}\n"),
+            stderr: String::new(),
+        },
+        Ok(None) => Reply::default(),
+        Err(e) => Reply::error(&e),
+    }
+}
+
+/// The catalog for one launch id: only its file is parsed when it is built in and no launch
+/// files are given (start-up cost of a hook that runs once per call).
+pub fn catalog_for(id: &str, files: &[PathBuf]) -> anyhow::Result<Catalog> {
+    if files.is_empty() {
+        let one = Catalog::builtin_only(id);
+        if one.get(id).is_ok() {
+            return Ok(one);
+        }
+    }
+    let mut c = Catalog::builtin();
+    for f in files {
+        c.add_file(f)?;
+    }
+    Ok(c)
+}
+
+/// The decision document for a Bash call: `None` when it corresponds, `allow` with
+/// `updatedInput` when repaired, `deny` when refused.
+fn decide(l: &Launch, launch: &str, tool_input: &Value) -> anyhow::Result<Option<Value>> {
+    let call = Call {
+        tool: "Bash".into(),
+        input: tool_input.clone(),
+    };
+    Ok(match iec_repair::repair(l, &call, iec_witness::global())? {
+        iec_repair::Outcome::Deliver { repaired: false, .. } => None,
+        iec_repair::Outcome::Deliver {
+            call, hop, rendering, ..
+        } => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "permissionDecisionReason": format!(
+                    "iec: {launch} would change this command at hop {}; delivered as {} (checked: corresponds)",
+                    hop.unwrap_or_default(), rendering.unwrap_or_default()
+                ),
+                "updatedInput": call,
+            }
+        })),
+        iec_repair::Outcome::Refuse { hop, reason } => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": format!("iec: {launch} would change this command at hop {hop}: {reason}"),
+            }
+        })),
+    })
+}
+
+/// Records `command` in the intent store, scoped to this process's ancestors (the harness).
+fn record(command: &str) -> Result<(), iec_shim::intent::StoreError> {
+    let store = iec_shim::intent::Store::create_default()?;
+    store.prune();
+    store.record(command, iec_shim::intent::scope_of_self(), "claude-code")?;
+    Ok(())
+}
