@@ -152,27 +152,72 @@ fn is_js_whitespace(c: char) -> bool {
     )
 }
 
-/// Gemini CLI `stripShellWrapper`: `^(…/)?(sh|bash|zsh) -c ` removed; a rest fully enclosed in
-/// `"…"` is re-parsed with shell-quote `parse(rest, key => '$' + key)` and replaced by its single
-/// token; otherwise outer quote characters are sliced off.
+/// Gemini CLI `stripShellWrapper` (0.61.0 bundle, `shell-utils`): the case-insensitive
+/// `^\s*(?:(?:(?:\S+\/)?(?:sh|bash|zsh))\s+-c|cmd\.exe\s+\/c|powershell(?:\.exe)?\s+(?:-NoProfile\s+)?-Command|pwsh(?:\.exe)?\s+(?:-NoProfile\s+)?-Command)\s+`
+/// removed and the rest trimmed; a rest fully enclosed in `"…"` after a literal `-c` is re-parsed
+/// with shell-quote `parse(rest, key => '$' + key)` and replaced by its single token; otherwise
+/// outer quote characters (`"…"` or `'…'`) are sliced off. (Observed with gemini-cli 0.61.0:
+/// `BASH -c`, `powershell -Command` and `cmd.exe /c` are stripped too, and the rest runs in bash.)
 pub fn gemini_strip_shell_wrapper(text: &str) -> Option<String> {
-    let trimmed = text.trim_start();
-    let (first, rest) = trimmed.split_once(' ')?;
-    let name = first.rsplit('/').next().unwrap_or(first);
-    if !matches!(name, "sh" | "bash" | "zsh") {
+    let ws = |c: char| is_js_whitespace(c);
+    // `\s+` then the rest of the text: `None` without at least one white-space character.
+    let spaces = |t: &str| -> Option<usize> {
+        let n = t.len() - t.trim_start_matches(ws).len();
+        (n > 0).then_some(n)
+    };
+    let lower = |t: &str| t.to_ascii_lowercase();
+    let t = text.trim_start_matches(ws);
+    let end = t.find(ws)?;
+    let (first, after) = t.split_at(end);
+    let first_l = lower(first);
+    // The flag that must follow the program word, and whether a match is a POSIX `-c`.
+    let after = &after[spaces(after)?..];
+    let (flag_len, posix) = if matches!(first_l.as_str(), "sh" | "bash" | "zsh")
+        || ["/sh", "/bash", "/zsh"]
+            .iter()
+            .any(|n| first_l.ends_with(n) && first_l.len() > n.len())
+    {
+        if !lower(after.get(..2)?).eq("-c") {
+            return None;
+        }
+        (2, after.starts_with("-c"))
+    } else if first_l == "cmd.exe" {
+        if !lower(after.get(..2)?).eq("/c") {
+            return None;
+        }
+        (2, false)
+    } else if matches!(
+        first_l.as_str(),
+        "powershell" | "powershell.exe" | "pwsh" | "pwsh.exe"
+    ) {
+        let mut a = after;
+        let mut skipped = 0;
+        if lower(a.get(..10).unwrap_or("")) == "-noprofile" {
+            if let Some(n) = spaces(&a[10..]) {
+                skipped = 10 + n;
+                a = &a[skipped..];
+            }
+        }
+        if lower(a.get(..8).unwrap_or("")) != "-command" {
+            return None;
+        }
+        (skipped + 8, false)
+    } else {
         return None;
-    }
-    let rest = rest.trim_start_matches(' ').strip_prefix("-c ")?.trim();
-    if rest.len() >= 2 && rest.starts_with('"') && rest.ends_with('"') {
+    };
+    let rest = &after[flag_len..];
+    spaces(rest)?;
+    let rest = rest.trim_matches(ws);
+    let quoted = |q: char| rest.chars().count() >= 2 && rest.starts_with(q) && rest.ends_with(q);
+    if quoted('"') && posix {
         let env = |k: &str| Some(iec_shellquote::EnvValue::Str(format!("${k}")));
         if let Ok(tokens) = iec_shellquote::parse(rest, &env) {
             if let [iec_shellquote::Token::Str(s)] = tokens.as_slice() {
                 return Some(s.clone());
             }
         }
-        return Some(rest[1..rest.len() - 1].to_string());
     }
-    if rest.len() >= 2 && rest.starts_with('\'') && rest.ends_with('\'') {
+    if quoted('"') || quoted('\'') {
         return Some(rest[1..rest.len() - 1].to_string());
     }
     Some(rest.to_string())
@@ -508,6 +553,20 @@ mod tests {
             gemini_strip_shell_wrapper("/bin/sh -c \"echo ${HOME}x\"").as_deref(),
             Some("echo $HOMEx")
         );
+        // As the case-insensitive regular expression (observed with gemini-cli 0.61.0).
+        let s = |t: &str| gemini_strip_shell_wrapper(t);
+        assert_eq!(s("BASH -c 'x y'").as_deref(), Some("x y"));
+        assert_eq!(s("bash\t-c\t'x'").as_deref(), Some("x"));
+        assert_eq!(s("powershell -Command 'x'").as_deref(), Some("x"));
+        assert_eq!(s("pwsh.exe -NoProfile -Command x").as_deref(), Some("x"));
+        assert_eq!(s("cmd.exe /c x y").as_deref(), Some("x y"));
+        // `-C` matches the regular expression but is not a POSIX `-c`: quotes are sliced.
+        assert_eq!(s("bash -C \"a \\\"b\\\"\"").as_deref(), Some("a \\\"b\\\""));
+        // `\S+\/` needs a character before the slash; a program word must be followed by space.
+        assert_eq!(s("/bash -c x"), None);
+        assert_eq!(s("xbash -c x"), None);
+        assert_eq!(s("bash -cx y"), None);
+        assert_eq!(s("bash -c"), None);
     }
 
     #[test]
