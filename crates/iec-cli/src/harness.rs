@@ -13,7 +13,8 @@ pub enum HarnessCmd {
     /// Run payloads (JSON Lines {"id","command"}) through the real harness and report, per
     /// payload, whether the probe's argv equals a direct `bash -c` run (the observed verdict).
     Run {
-        /// `claude-code@VERSION`, `codex@VERSION`, or a command-running MCP server `NAME@VERSION`.
+        /// `claude-code@VERSION`, `codex@VERSION`, `gemini-cli@VERSION`, or a command-running MCP
+        /// server `NAME@VERSION`.
         #[arg(long)]
         harness: String,
         /// A prebuilt cli.js or native binary (skips the npm install).
@@ -30,7 +31,7 @@ pub enum HarnessCmd {
     /// Run payloads for real and `iec check` each on a launch; report prediction vs observation.
     /// Exit 0 when every verdict agrees, 1 otherwise.
     Agree {
-        /// `claude-code@VERSION` or `codex@VERSION`.
+        /// `claude-code@VERSION`, `codex@VERSION` or `gemini-cli@VERSION`.
         #[arg(long)]
         harness: String,
         #[arg(long)]
@@ -88,13 +89,24 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             payloads,
             batch,
             format,
-        } if harness.starts_with("codex@") => {
-            let mut spec = RunSpec::new(harness.trim_start_matches("codex@"));
+        } if harness.starts_with("codex@") || harness.starts_with("gemini-cli@") => {
+            // Gemini CLI (gemini-cli@VER): `gemini -p` against the replay server's Gemini API.
+            let gemini = harness.starts_with("gemini-cli@");
+            let mut spec = RunSpec::new(harness.split_once('@').map_or("", |(_, v)| v));
             spec.bin = bin;
             spec.batch = batch;
-            let observed = iec_harness::codex::run_observed(&spec, &read_payloads(&payloads)?)?;
+            let ps = read_payloads(&payloads)?;
+            let observed = if gemini {
+                iec_harness::gemini::run_observed(&spec, &ps)?
+            } else {
+                iec_harness::codex::run_observed(&spec, &ps)?
+            };
             if format == "json" {
-                let doc = iec_harness::codex::run_document(&spec.version, &observed);
+                let doc = if gemini {
+                    iec_harness::gemini::run_document(&spec.version, &observed)
+                } else {
+                    iec_harness::codex::run_document(&spec.version, &observed)
+                };
                 println!("{}", serde_json::to_string_pretty(&doc)?);
             } else {
                 for o in &observed {
@@ -142,6 +154,15 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
                 let observed = iec_harness::codex::run_observed(&spec, &ps)?;
                 let mut rep = iec_harness::agree::agree_observed(ver, &launch, &observed)?;
                 rep.harness = "codex".into();
+                rep
+            } else if let Some(ver) = harness.strip_prefix("gemini-cli@") {
+                let mut spec = RunSpec::new(ver);
+                spec.bin = bin;
+                spec.batch = batch;
+                iec_harness::agree::agree_observed(ver, &launch, &[])?;
+                let observed = iec_harness::gemini::run_observed(&spec, &ps)?;
+                let mut rep = iec_harness::agree::agree_observed(ver, &launch, &observed)?;
+                rep.harness = "gemini-cli".into();
                 rep
             } else {
                 agree(&spec(&harness, bin, batch)?, &launch, &ps)?
