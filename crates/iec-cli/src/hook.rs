@@ -9,13 +9,16 @@ use std::path::PathBuf;
 /// decisions travel as JSON). With `record_intent` (or `IEC_INTENT_DIR` set) it records the
 /// command for the shell shim `iec-bash` and lets the call through unchanged; when it cannot
 /// record, it repairs as usual. Calls that need a witness go to the witness daemon (`iec
-/// daemon`, started when missing) unless `IEC_DAEMON=0`.
-pub fn claude_code(launch: &str, launch_files: &[PathBuf], record_intent: bool) -> i32 {
+/// daemon`, started when missing) unless `no_daemon` or `IEC_DAEMON=0`.
+pub fn claude_code(launch: &str, launch_files: &[PathBuf], record_intent: bool, no_daemon: bool) -> i32 {
     iec_hook::claude_code(&iec_hook::Hook {
         launch: launch.into(),
         launch_files: launch_files.to_vec(),
         record_intent,
-        daemon: iec_hook::DaemonMode::from_env(),
+        daemon: match no_daemon {
+            true => iec_hook::DaemonMode::Off,
+            false => iec_hook::DaemonMode::from_env(),
+        },
         daemon_args: vec!["daemon".into()],
     })
 }

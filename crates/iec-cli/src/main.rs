@@ -105,6 +105,9 @@ enum Cmd {
         /// when IEC_INTENT_DIR is set); repairs instead when it cannot record.
         #[arg(long)]
         record_intent: bool,
+        /// Decide every call in this process, without the witness daemon (also IEC_DAEMON=0).
+        #[arg(long)]
+        no_daemon: bool,
     },
     /// The witness daemon for the hook: keeps warm bash witnesses and answers hook requests on
     /// a private Unix socket (`$IEC_DAEMON_SOCKET`, else `$XDG_RUNTIME_DIR/iec` or
@@ -353,7 +356,8 @@ fn run(cli: Cli) -> Result<i32> {
             launch,
             launch_file,
             record_intent,
-        } => Ok(hook::claude_code(&launch, &launch_file, record_intent)),
+            no_daemon,
+        } => Ok(hook::claude_code(&launch, &launch_file, record_intent, no_daemon)),
         Cmd::Daemon { idle_exit } => daemon::run(idle_exit),
         Cmd::Launches { launch_file, format } => {
             let cat = catalog(&launch_file)?;
