@@ -182,7 +182,7 @@ impl Run<'_> {
         if self.plain_parse(text).is_some() {
             return Ok(Ok(()));
         }
-        Ok(spawn::dash_n(text.as_bytes())?)
+        Ok(self.pool.dash_n(text.as_bytes())?)
     }
 
     fn parse(&self, text: &str) -> Result<Parse, CheckError> {

@@ -7,8 +7,8 @@
 use crate::{classify, plain, CheckError, Run};
 use iec_core::{HopKind, Mechanism, WitnessKind};
 use iec_launches::{render, Terminal};
+use iec_witness::gate;
 use iec_witness::tmux::{self as tw, Ending, Typist};
-use iec_witness::{gate, spawn};
 use serde_json::json;
 
 fn typist(t: &Terminal) -> Typist {
@@ -104,7 +104,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
         }
     } else {
         if gate::may_break_out(typed_text.as_bytes()) {
-            if let Err(message) = spawn::bash_n(typed_text.as_bytes(), false)? {
+            if let Err(message) = run.pool.bash_n(typed_text.as_bytes(), false)? {
                 let receipt = json!({ "send_keys": calls, "typed": typed_text, "error": message });
                 run.diverge(
                     "terminal",

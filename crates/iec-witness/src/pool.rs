@@ -5,6 +5,7 @@ use crate::gate::may_break_out;
 use crate::server::{BashServer, Expansion, Parse};
 use crate::spawn;
 use crate::WitnessError;
+use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 /// Warm bash witnesses.
@@ -12,7 +13,26 @@ pub struct BashPool {
     idle: Mutex<Vec<BashServer>>,
     /// A cold pool starts a new bash for every question (the naive baseline of benchmarks).
     cold: bool,
+    /// Verdicts of the separate `bash -n` / `dash -n` processes, by (shell, text). A syntax
+    /// check is a pure function of the text, and a process start costs about a millisecond:
+    /// `check --launch all` and repair ask the same text of many launches.
+    syntax: Mutex<HashMap<SyntaxKey, Result<(), String>>>,
 }
+
+/// Which separate parser a memoised syntax verdict came from: bash (with or without
+/// `extglob`) or dash.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Shell {
+    Bash { extglob: bool },
+    Dash,
+}
+
+type SyntaxKey = (Shell, Vec<u8>);
+
+/// Bounds of the syntax memo: texts longer than this are not kept, and the memo is emptied
+/// when it holds this many entries (at most 64 MiB).
+const SYNTAX_MEMO_TEXT: usize = 16 * 1024;
+const SYNTAX_MEMO_ENTRIES: usize = 4096;
 
 /// Keeps the calling thread on the CPU it runs on until dropped, then restores its CPU mask.
 /// `IEC_WITNESS_PIN=0` switches pinning off. Nested pins on one thread reuse the outer one.
@@ -90,6 +110,7 @@ impl BashPool {
         BashPool {
             idle: Mutex::new(Vec::new()),
             cold: false,
+            syntax: Mutex::new(HashMap::new()),
         }
     }
 
@@ -98,7 +119,42 @@ impl BashPool {
         BashPool {
             idle: Mutex::new(Vec::new()),
             cold: true,
+            syntax: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// `bash -n -c TEXT` in its own process (see [`spawn::bash_n`]), memoised unless the pool
+    /// is cold.
+    pub fn bash_n(&self, text: &[u8], extglob: bool) -> Result<Result<(), String>, WitnessError> {
+        self.syntax_memo(Shell::Bash { extglob }, text, || spawn::bash_n(text, extglob))
+    }
+
+    /// `dash -n -c TEXT` in its own process (see [`spawn::dash_n`]), memoised unless the pool
+    /// is cold.
+    pub fn dash_n(&self, text: &[u8]) -> Result<Result<(), String>, WitnessError> {
+        self.syntax_memo(Shell::Dash, text, || spawn::dash_n(text))
+    }
+
+    fn syntax_memo(
+        &self,
+        shell: Shell,
+        text: &[u8],
+        ask: impl FnOnce() -> Result<Result<(), String>, WitnessError>,
+    ) -> Result<Result<(), String>, WitnessError> {
+        if self.cold || text.len() > SYNTAX_MEMO_TEXT {
+            return ask();
+        }
+        let key = (shell, text.to_vec());
+        if let Some(v) = self.syntax.lock().unwrap().get(&key) {
+            return Ok(v.clone());
+        }
+        let v = ask()?;
+        let mut memo = self.syntax.lock().unwrap();
+        if memo.len() >= SYNTAX_MEMO_ENTRIES {
+            memo.clear();
+        }
+        memo.insert(key, v.clone());
+        Ok(v)
     }
 
     /// Keeps the calling thread on its current CPU until the guard drops, so that the several
@@ -160,7 +216,7 @@ impl BashPool {
             return Err(WitnessError::Nul(i));
         }
         if may_break_out(text) {
-            if let Err(message) = spawn::bash_n(text, extglob)? {
+            if let Err(message) = self.bash_n(text, extglob)? {
                 return Ok(Parse::Error { message });
             }
         }
@@ -169,7 +225,7 @@ impl BashPool {
             // bash ends a non-interactive shell on some syntax errors inside `$(` (a fatal
             // parser error); the server is gone and a separate `bash -n` gives the verdict.
             Err(WitnessError::Protocol(m)) if m.starts_with("witness ended early") => {
-                return Ok(match spawn::bash_n(text, extglob)? {
+                return Ok(match self.bash_n(text, extglob)? {
                     Err(message) => Parse::Error { message },
                     Ok(()) => Parse::EndOnly { message: m },
                 });
@@ -178,7 +234,7 @@ impl BashPool {
         };
         match wrapped {
             ok @ (Parse::Ok { .. } | Parse::EndOnly { .. }) => Ok(ok),
-            Parse::Error { message: wrapped } => match spawn::bash_n(text, extglob)? {
+            Parse::Error { message: wrapped } => match self.bash_n(text, extglob)? {
                 Err(message) => Ok(Parse::Error { message }),
                 // Parses alone but not as a function body: an unterminated here-document or a
                 // trailing backslash. bash -c accepts it; there is no canonical form to print.
