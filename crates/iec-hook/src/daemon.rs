@@ -293,6 +293,7 @@ pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
         UnixListener::bind(socket).with_context(|| format!("cannot listen on {}", socket.display()))?;
     std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))?;
     let ino = std::fs::symlink_metadata(socket)?.ino();
+    sweep(&dir, &lock_path);
     // SAFETY: installs a handler that only stores to an atomic.
     unsafe {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
@@ -315,6 +316,7 @@ pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
             if !ours || idle_out || STOP.load(Ordering::SeqCst) {
                 if ours {
                     let _ = std::fs::remove_file(&socket);
+                    let _ = std::fs::remove_file(&lock_path);
                 }
                 // Exit runs the witnesses' clean-up (their private directories).
                 drop(lock);
@@ -348,6 +350,30 @@ pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// Removes the socket and lock files of other builds' daemons that are gone (their lock is
+/// free), so that rebuilds do not pile up files in the directory.
+fn sweep(dir: &Path, own_lock: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !(name.starts_with("hook-") && name.ends_with(".lock")) || path == own_lock {
+            continue;
+        }
+        let Ok(f) = std::fs::File::open(&path) else {
+            continue;
+        };
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            let _ = std::fs::remove_file(path.with_extension("sock"));
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// The user id of the process at the other end.

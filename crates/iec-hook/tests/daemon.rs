@@ -379,6 +379,55 @@ fn daemon_survives_malformed_requests_and_clients_that_go_away() {
     );
     assert_eq!(daemon.stop(), (0, String::new()));
     assert!(!socket.exists(), "the daemon removes its socket when it stops");
+    assert!(!socket.with_extension("lock").exists());
+}
+
+#[test]
+fn files_of_other_builds_daemons_are_swept_when_they_are_gone() {
+    let (dir, _) = private_dir();
+    let p = |n: &str| dir.path().join(n);
+    // A dead daemon's files, and a live one's (its lock is held).
+    std::fs::write(p("hook-dead.lock"), "").unwrap();
+    drop(std::os::unix::net::UnixListener::bind(p("hook-dead.sock")).unwrap());
+    let live = std::fs::File::create(p("hook-live.lock")).unwrap();
+    // SAFETY: flock on a descriptor of this test.
+    assert_eq!(
+        unsafe {
+            libc::flock(
+                std::os::fd::AsRawFd::as_raw_fd(&live),
+                libc::LOCK_EX | libc::LOCK_NB,
+            )
+        },
+        0
+    );
+    std::fs::write(p("hook-live.sock"), "").unwrap();
+    std::fs::write(p("other.lock"), "").unwrap();
+    let socket = p("hook-mine.sock");
+    let daemon = Daemon::start(&socket, &[]);
+    let names = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        names(dir.path()),
+        [
+            "hook-live.lock",
+            "hook-live.sock",
+            "hook-mine.lock",
+            "hook-mine.sock",
+            "other.lock"
+        ]
+    );
+    assert_eq!(daemon.stop(), (0, String::new()));
+    assert_eq!(
+        names(dir.path()),
+        ["hook-live.lock", "hook-live.sock", "other.lock"]
+    );
+    drop(live);
 }
 
 #[test]
