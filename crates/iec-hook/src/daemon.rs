@@ -17,7 +17,8 @@ Unix socket, so that a hook process does not start its own witnesses for every c
   decides that call itself. A lock file beside the socket lets only one daemon serve a socket;
   a socket file left by a dead daemon is replaced. The daemon exits after
   [`DEFAULT_IDLE`] without requests (`IEC_DAEMON_IDLE_SECS` or `--idle-exit SECS`), on SIGTERM
-  or SIGINT, and when its socket file is removed or replaced.
+  or SIGINT, when its socket file is removed or replaced, and when its executable is deleted or
+  replaced (a rebuilt hook has another build id and starts its own daemon).
 * **Concurrency.** A thread per connection (at most [`MAX_CONNECTIONS`] at once; more are told
   to decide themselves); the witness pool is shared. At start it warms witnesses on every CPU
   it may run on.
@@ -313,7 +314,11 @@ pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
             let ours = std::fs::symlink_metadata(&socket).is_ok_and(|m| m.ino() == ino);
             let idle_for = (started.elapsed().as_millis() as u64).saturating_sub(LAST.load(Ordering::SeqCst));
             let idle_out = ACTIVE.load(Ordering::SeqCst) == 0 && idle_for >= idle.as_millis() as u64;
-            if !ours || idle_out || STOP.load(Ordering::SeqCst) {
+            // A daemon whose executable was deleted or replaced (a rebuild, an uninstall) is
+            // never asked again: hooks of the new file have another build id.
+            let orphaned = std::fs::read_link("/proc/self/exe")
+                .is_ok_and(|p| p.as_os_str().as_encoded_bytes().ends_with(b" (deleted)"));
+            if !ours || idle_out || orphaned || STOP.load(Ordering::SeqCst) {
                 if ours {
                     let _ = std::fs::remove_file(&socket);
                     let _ = std::fs::remove_file(&lock_path);

@@ -570,3 +570,31 @@ fn an_idle_daemon_exits_by_itself() {
     assert_eq!(status.code(), Some(0));
     assert!(!socket.exists());
 }
+
+#[test]
+fn a_daemon_whose_executable_is_deleted_exits() {
+    let (dir, socket) = private_dir();
+    let copy = dir.path().join("iec-hook");
+    std::fs::copy(BIN, &copy).unwrap();
+    let mut child = Command::new(&copy)
+        .arg("--daemon")
+        .env("IEC_DAEMON_SOCKET", &socket)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_listening(&socket);
+    assert!(child.try_wait().unwrap().is_none());
+    std::fs::remove_file(&copy).unwrap();
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "still running");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+    assert!(!socket.exists());
+}
