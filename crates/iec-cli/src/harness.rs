@@ -28,6 +28,20 @@ pub enum HarnessCmd {
         #[arg(long, value_parser = ["text", "json"], default_value = "text")]
         format: String,
     },
+    /// Learn a launch file from real runs of marker payloads (Claude Code on Linux): the wrapper
+    /// template, payload rendering, shell argv, validation and shadowed programs.
+    Learn {
+        /// `claude-code@VERSION`.
+        #[arg(long)]
+        harness: String,
+        #[arg(long)]
+        bin: Option<PathBuf>,
+        /// Write the launch file here (else it is printed).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, value_parser = ["text", "json"], default_value = "text")]
+        format: String,
+    },
     /// Run payloads for real and `iec check` each on a launch; report prediction vs observation.
     /// Exit 0 when every verdict agrees, 1 otherwise.
     Agree {
@@ -132,6 +146,34 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
                 for o in &observed {
                     println!("{}", observed_line(o));
                 }
+            }
+            Ok(0)
+        }
+        HarnessCmd::Learn {
+            harness,
+            bin,
+            out,
+            format,
+        } => {
+            let spec = spec(&harness, bin, 40)?;
+            let learned = iec_harness::learn::learn(&spec)?;
+            if let Some(path) = &out {
+                std::fs::write(path, &learned.toml)?;
+            }
+            if format == "json" {
+                let doc = serde_json::json!({
+                    "harness": "claude-code",
+                    "version": spec.version,
+                    "launch": learned.launch.id,
+                    "launch_file": out.as_ref().map(|p| p.display().to_string()),
+                    "toml": learned.toml,
+                    "evidence": learned.evidence,
+                });
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            } else if out.is_none() {
+                print!("{}", learned.toml);
+            } else {
+                eprintln!("wrote {} ({})", out.unwrap().display(), learned.launch.id);
             }
             Ok(0)
         }

@@ -316,7 +316,17 @@ pub fn predict(launch: &iec_launches::Launch, command: &str) -> anyhow::Result<i
 /// Compares predictions for `launch_id` with observations.
 pub fn agree_observed(version: &str, launch_id: &str, observed: &[Observed]) -> anyhow::Result<AgreeReport> {
     let cat = iec_launches::Catalog::builtin();
-    let launch = cat.get(launch_id)?;
+    agree_observed_launch(version, cat.get(launch_id)?, observed)
+}
+
+/// Compares predictions for `launch` (a built-in one, a launch file's, a learned one) with
+/// observations.
+pub fn agree_observed_launch(
+    version: &str,
+    launch: &iec_launches::Launch,
+    observed: &[Observed],
+) -> anyhow::Result<AgreeReport> {
+    let launch_id = launch.id.as_str();
     let mut results = Vec::new();
     for o in observed {
         let rep = predict(launch, &o.command)?;

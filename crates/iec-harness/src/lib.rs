@@ -10,6 +10,7 @@ pub mod driver;
 pub mod gemini;
 pub mod gemini_api;
 pub mod hazard;
+pub mod learn;
 pub mod mcp_servers;
 pub mod openai;
 pub mod probe;
