@@ -16,11 +16,11 @@ pub mod openai;
 pub mod probe;
 pub mod server;
 
+pub use codex::{install_codex, run_codex_with, CodexOptions};
 pub use driver::{
     install_claude_code, run_claude_code, run_claude_code_with, DirectRun, HarnessRun, Launcher,
     PayloadResult, RunOptions,
 };
-pub use codex::{install_codex, run_codex_with, CodexOptions};
 pub use hazard::hazard_payloads;
 pub use probe::ProbeRecord;
 pub use server::{RecordedRequest, ReplayHandle, ReplayServer, Script, ToolResult};

@@ -338,7 +338,7 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
                                 Some(probe_line(&s)),
                             ),
                         ];
-                        if i % py_every == 0 {
+                        if i.is_multiple_of(py_every) {
                             ways.push((
                                 Way::Python,
                                 format!(
@@ -351,7 +351,7 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
                         }
                         for l in launches
                             .iter()
-                            .filter(|l| l.terminal.is_none() || i % terminal_every == 0)
+                            .filter(|l| l.terminal.is_none() || i.is_multiple_of(terminal_every))
                         {
                             for (way, text, expect) in &ways {
                                 let t = Instant::now();
@@ -381,7 +381,7 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
                                         }
                                         st.outcomes.entry(key).or_default()[repaired as usize] += 1;
                                         *st.time.entry(l.id.clone()).or_default() += t.elapsed();
-                                        let (Some(expect), true) = (expect, i % real_every == 0) else {
+                                        let (Some(expect), true) = (expect, i.is_multiple_of(real_every)) else {
                                             continue;
                                         };
                                         let Some(argv) = process_argv(l, &c.input) else {
@@ -425,7 +425,7 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
                             }
                         }
                         let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-                        if n >= 1000 && d % (n / 20).max(1) == 0 {
+                        if n >= 1000 && d.is_multiple_of((n / 20).max(1)) {
                             eprintln!("{d}/{n} strings, {:.0} s", start.elapsed().as_secs_f64());
                         }
                     }
