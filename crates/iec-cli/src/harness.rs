@@ -161,19 +161,18 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
                 std::fs::write(path, &learned.toml)?;
             }
             if format == "json" {
-                let doc = serde_json::json!({
-                    "harness": "claude-code",
-                    "version": spec.version,
-                    "launch": learned.launch.id,
-                    "launch_file": out.as_ref().map(|p| p.display().to_string()),
-                    "toml": learned.toml,
-                    "evidence": learned.evidence,
-                });
+                let doc = learned.document(out.as_deref());
                 println!("{}", serde_json::to_string_pretty(&doc)?);
-            } else if out.is_none() {
-                print!("{}", learned.toml);
+            } else if let Some(path) = &out {
+                eprintln!(
+                    "wrote {} ({}, from {} markers in {:.1} s)",
+                    path.display(),
+                    learned.launch.id,
+                    learned.evidence.len(),
+                    learned.elapsed_ms as f64 / 1000.0
+                );
             } else {
-                eprintln!("wrote {} ({})", out.unwrap().display(), learned.launch.id);
+                print!("{}", learned.toml);
             }
             Ok(0)
         }

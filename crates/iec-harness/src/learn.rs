@@ -1,317 +1,1027 @@
-//! Learning a launch from real runs (`iec harness learn`): marker payloads go through the real
-//! harness once, and what its shell received decides the launch file — the wrapper template
-//! (the observed outer text with the rendered marker cut out), the payload rendering (the known
-//! rendering that reproduces every marker's outer text byte for byte), the shell's argv (read
-//! from `/proc/$$/cmdline` by a marker), input validation (a marker the harness rejects before
-//! any shell runs) and the snapshot's shadowed programs (`type -t` in the wrapper's context).
-//! Nothing is copied from the built-in launch files.
+//! `iec harness learn`: derives a launch file from real runs of marker payloads.
+//!
+//! One harness run carries a small set of marker payloads (each holds the tag
+//! `IECMARK_<nonce>`). From what the witnesses recorded, the launch is derived, not copied:
+//!
+//! * **wrapper template**: the plain marker's outer text (the `$BASH_EXECUTION_STRING` of the
+//!   harness's bash) with the rendered payload replaced by `{{payload}}`, the snapshot path (the
+//!   one path under the run's `HOME`) by `{{snapshot}}` and the run's `TMPDIR` by `{{tmp}}`;
+//! * **payload rendering**: the one known rendering ([`render::PAYLOADS`]) that, placed in that
+//!   template, reproduces the outer text of every rendering marker (quotes, `!`, `$`, backticks,
+//!   backslashes, a pipe, command substitution) byte for byte (file names under `{{tmp}}` that
+//!   change from call to call aside);
+//! * **eval**: the shell that ran the payload (its `/proc/$$/cmdline`, read by a marker) is the
+//!   one that received the wrapper, and the quoted words in the slot, expanded by real bash, are
+//!   the command: the outer shell parsed it a second time. What the expansion adds after the
+//!   command is the `stdin_suffix`;
+//! * **spawn argv**: that `/proc/$$/cmdline`, with the wrapper element as `{{wrapper}}`;
+//! * **validation**: control-character markers (CR, U+0001, ESC, DEL; tab and LF as controls)
+//!   that the harness answers with an error tool result before any shell ran, and a
+//!   command-substitution marker;
+//! * **snapshot shadowing**: the functions and aliases defined in the harness's shell
+//!   (`compgen -A function`, `compgen -a`, with `type -t`/`type -P`) that a plain `bash -c` does
+//!   not have.
+//!
+//! The TOML is parsed back with the `iec-launches` loader before it is returned.
 
 use std::collections::BTreeMap;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{anyhow, bail, ensure, Context, Result};
+use anyhow::{bail, Context};
 use iec_launches::{render, Launch};
+use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::agree::RunSpec;
-use crate::driver::{run_claude_code_with, PayloadResult, RunOptions};
+use crate::agree::{observe, predict, RunSpec};
+use crate::driver::{run_claude_code_with, HarnessRun, PayloadResult, RunOptions};
 
-/// A marker payload: what it asks the harness to run and what it is for.
-#[derive(Debug, Clone)]
+/// What a marker is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MarkerKind {
+    /// Its outer text must be reproduced by the learned template and rendering.
+    Rendering,
+    /// Shown against the learned template (the harness may treat it differently, e.g. leave
+    /// out its own stdin redirect), not used to choose.
+    Context,
+    /// A control character: accepted, or rejected before any shell runs.
+    Control,
+    /// Reads `HOME`, `TMPDIR`, `PWD` and `/proc/$$/cmdline` of the shell that runs it.
+    Environment,
+    /// Lists the shell's functions and aliases.
+    Functions,
+}
+
+/// One marker payload.
+#[derive(Debug, Clone, Serialize)]
 pub struct Marker {
-    pub id: &'static str,
-    pub command: &'static str,
+    /// Short name (`plain`, `squote`, …).
+    pub id: String,
+    pub kind: MarkerKind,
+    /// The tag the command carries (`IECMARK_<nonce>` or `IECMARK_<nonce>_<id>`).
+    pub tag: String,
+    /// The command the model emits.
+    pub command: String,
+    /// What the marker is meant to show.
     pub purpose: &'static str,
+    /// The control character of a control marker.
+    #[serde(skip)]
+    pub control: Option<char>,
 }
 
-/// The programs a snapshot may shadow with shell functions, asked of `type -t` in order.
-pub const SHADOW_CANDIDATES: &[&str] = &["grep", "find", "rg", "ls", "cat", "sed"];
+/// The control characters tried, with a name each.
+pub const CONTROLS: &[(&str, char)] = &[
+    ("cr", '\r'),
+    ("soh", '\u{1}'),
+    ("esc", '\u{1b}'),
+    ("del", '\u{7f}'),
+    ("tab", '\t'),
+    ("lf", '\n'),
+];
 
-/// The marker payloads, in the order they are run.
-pub fn markers() -> Vec<Marker> {
-    vec![
-        Marker { id: "plain", command: "argvprobe IECLEARN0", purpose: "the wrapper around a plain command" },
-        Marker { id: "quote", command: "argvprobe 'IECLEARN1 it'\"'\"'s'", purpose: "how a single quote is rendered" },
-        Marker { id: "bang", command: "argvprobe 'IECLEARN2 a != b'", purpose: "how `!` is rendered" },
-        Marker { id: "dollar", command: "argvprobe 'IECLEARN3 $x `y` \\z' \"IECLEARN3 $HOME\"", purpose: "how `$`, backquotes and backslashes are rendered" },
-        Marker { id: "pipe", command: "argvprobe IECLEARN5 '$$' | cat", purpose: "whether a piped command is rebuilt" },
-        Marker { id: "cr", command: "argvprobe IECLEARN4\rx", purpose: "whether control characters are rejected before a shell runs" },
-        Marker {
-            id: "context",
-            command: "argvprobe IECLEARN6 \"$(tr '\\0' '\\1' < /proc/$$/cmdline)\" \"$(type -t grep)\" \"$(type -t find)\" \"$(type -t rg)\" \"$(type -t ls)\" \"$(type -t cat)\" \"$(type -t sed)\"",
-            purpose: "the shell's argv and the programs the snapshot shadows",
+/// The marker payloads for `nonce` (alphanumeric).
+pub fn markers(nonce: &str) -> Vec<Marker> {
+    let base = format!("IECMARK_{nonce}");
+    let mut out = Vec::new();
+    let mut add = |id: &str, kind: MarkerKind, purpose: &'static str, f: &dyn Fn(&str) -> String| {
+        let tag = if id == "plain" {
+            base.clone()
+        } else {
+            format!("{base}_{id}")
+        };
+        out.push(Marker {
+            id: id.to_string(),
+            kind,
+            command: f(&tag),
+            tag,
+            purpose,
+            control: None,
+        });
+    };
+    use MarkerKind::*;
+    add("plain", Rendering, "the wrapper around a plain command", &|t| {
+        format!("argvprobe {t}")
+    });
+    add("squote", Rendering, "a single quote", &|t| {
+        format!("argvprobe {t} \"it's\"")
+    });
+    add("bang", Rendering, "! next to a single quote", &|t| {
+        format!("argvprobe {t} 'a != b' \"x ! y\"")
+    });
+    add(
+        "bang-dq",
+        Rendering,
+        "! in double quotes, no single quote",
+        &|t| format!("argvprobe {t} \"a != b\""),
+    );
+    add(
+        "dollar",
+        Rendering,
+        "$, backticks and arithmetic, quoted and live",
+        &|t| format!("argvprobe {t} '$HOME' \"\\$HOME\" '`date`' \"$((1+2))\""),
+    );
+    add("backslash", Rendering, "backslashes", &|t| {
+        format!("argvprobe {t} 'M\\\\N' \"a\\\\b\" c\\ d")
+    });
+    add("dquote", Rendering, "escaped double quotes", &|t| {
+        format!("argvprobe {t} \"say \\\"hi\\\"\"")
+    });
+    add("pipe", Rendering, "a pipe and $$", &|t| {
+        format!("argvprobe {t} \"PID=$$\" | cat")
+    });
+    add("subst", Context, "command substitution with $(…)", &|t| {
+        format!("argvprobe {t} \"$(echo s)\"")
+    });
+    add("backtick", Context, "command substitution with backticks", &|t| {
+        format!("argvprobe {t} `echo t`")
+    });
+    add("heredoc", Context, "a quoted here-document", &|t| {
+        format!("cat <<'EOF'\n{t} $HOME\nEOF")
+    });
+    add(
+        "env",
+        Environment,
+        "HOME, TMPDIR, PWD and the argv of the shell that runs the command",
+        &|t| {
+            format!("mapfile -d \"\" IECA < /proc/$$/cmdline; argvprobe {t} \"$HOME\" \"${{TMPDIR-}}\" \"$PWD\" \"${{IECA[@]}}\"")
         },
-    ]
+    );
+    add(
+        "functions",
+        Functions,
+        "functions and aliases defined in the shell that runs the command",
+        &|t| {
+            format!("for f in $(compgen -A function) $(compgen -a); do argvprobe {t} \"$f\" \"$(type -t \"$f\")\" \"$(type -P \"$f\")\"; done; argvprobe {t} .")
+        },
+    );
+    for (name, c) in CONTROLS {
+        let tag = format!("{base}_{name}");
+        out.push(Marker {
+            id: name.to_string(),
+            kind: Control,
+            command: format!("argvprobe {tag} 'a{c}b'"),
+            tag,
+            purpose: "a control character in single quotes",
+            control: Some(*c),
+        });
+    }
+    out
 }
 
-/// A learned launch: its TOML file, the parsed launch, and what each marker showed.
-#[derive(Debug, Clone)]
+/// A fresh nonce: 10 hex digits from the clock and the process id.
+pub fn fresh_nonce() -> String {
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let x = (t as u64) ^ ((std::process::id() as u64) << 32) ^ (t >> 64) as u64;
+    // A mix step so that close clocks give different digits.
+    let x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    format!("{:010x}", x >> 24)
+}
+
+/// What one marker showed, and what was concluded from it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    pub marker: String,
+    pub kind: MarkerKind,
+    pub purpose: String,
+    pub command: String,
+    /// A bash of the harness received a text carrying the marker's tag.
+    pub reached_shell: bool,
+    /// That outer text, with the run's paths as `{{snapshot}}` and `{{tmp}}`.
+    pub outer: Option<String>,
+    /// The argv of each probe call through the harness.
+    pub probe: Vec<Vec<String>>,
+    /// The same in the direct `bash -c` run.
+    pub direct_probe: Vec<Vec<String>>,
+    pub tool_result: Option<Value>,
+    /// For rendering markers: which known renderings reproduce the outer text in a template
+    /// derived from the plain marker.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub renderings: BTreeMap<String, bool>,
+    /// Where the learned template filled with the learned rendering differs from the outer
+    /// text (`None` when it reproduces it).
+    pub template_diff: Option<String>,
+    /// `iec check` on the learned launch agrees with the observed verdict (rendering,
+    /// context and control markers).
+    pub agrees: Option<bool>,
+    pub finding: String,
+}
+
+/// A learned launch.
+#[derive(Debug, Clone, Serialize)]
 pub struct Learned {
+    pub harness: String,
+    pub version: String,
+    /// The launch file's text.
     pub toml: String,
+    /// The same, parsed back with the `iec-launches` loader.
     pub launch: Launch,
-    pub evidence: Vec<Value>,
+    pub evidence: Vec<Evidence>,
+    pub nonce: String,
+    /// The harness run's wall time.
+    pub elapsed_ms: u128,
 }
 
-/// Runs the markers through the real Claude Code of `spec` and learns its launch.
-pub fn learn(spec: &RunSpec) -> Result<Learned> {
-    let ms = markers();
-    let cmds: Vec<&str> = ms.iter().map(|m| m.command).collect();
-    let mut opts = RunOptions::new(&spec.version, spec.bin.clone(), &cmds);
-    opts.timeout = spec.timeout;
-    opts.probe = spec.probe.clone();
-    let run = run_claude_code_with(&opts)?;
-    ensure!(
+impl Learned {
+    /// The `--format json` document.
+    pub fn document(&self, launch_file: Option<&std::path::Path>) -> Value {
+        json!({
+            "harness": self.harness,
+            "version": self.version,
+            "launch": self.launch.id,
+            "launch_file": launch_file.map(|p| p.display().to_string()),
+            "toml": self.toml,
+            "nonce": self.nonce,
+            "elapsed_ms": self.elapsed_ms as u64,
+            "evidence": self.evidence,
+        })
+    }
+}
+
+/// Runs the markers through real Claude Code (one harness launch) and learns its launch.
+pub fn learn(spec: &RunSpec) -> anyhow::Result<Learned> {
+    let nonce = fresh_nonce();
+    let ms = markers(&nonce);
+    let cmds: Vec<&str> = ms.iter().map(|m| m.command.as_str()).collect();
+    let mut ro = RunOptions::new(&spec.version, spec.bin.clone(), &cmds);
+    ro.timeout = spec.timeout;
+    ro.probe = spec.probe.clone();
+    // Learn the harness as it is: no hook of ours in its settings.
+    ro.hook_witness = false;
+    let started = Instant::now();
+    let run = run_claude_code_with(&ro)?;
+    anyhow::ensure!(
         !run.timed_out,
-        "Claude Code {} timed out on the marker payloads; stderr:\n{}",
+        "Claude Code {} timed out on the {} markers; stderr:\n{}",
         spec.version,
+        ms.len(),
         run.stderr
     );
-    ensure!(
+    anyhow::ensure!(
         run.results.len() == ms.len(),
-        "Claude Code {} returned {} results for {} marker payloads; stderr:\n{}",
+        "Claude Code {} returned {} results for {} markers; stderr:\n{}",
         spec.version,
         run.results.len(),
         ms.len(),
         run.stderr
     );
-    learn_from("claude-code", &spec.version, &ms, &run.results, &today())
+    let mut learned = learn_from_run(&spec.version, &nonce, &ms, &run)?;
+    learned.elapsed_ms = started.elapsed().as_millis();
+    Ok(learned)
 }
 
-fn today() -> String {
-    std::process::Command::new("date")
-        .args(["-u", "+%Y-%m-%d"])
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|| "an unknown date".into())
+/// One marker's result, as read for learning.
+struct Seen<'a> {
+    m: &'a Marker,
+    r: &'a PayloadResult,
+    /// The raw outer text carrying the tag.
+    outer: Option<String>,
+    /// The harness's error text when it refused the call before any shell ran.
+    rejected: Option<String>,
 }
 
-/// The per-call state file name (`claude-<hex>-cwd`) with its random part fixed, so that outer
-/// texts of different calls compare.
-fn fix_state_files(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find("claude-") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + "claude-".len()..];
-        let hex = after.bytes().take_while(u8::is_ascii_hexdigit).count();
-        if hex > 0 && after[hex..].starts_with("-cwd") {
-            out.push_str("claude-0a1b-cwd");
-            rest = &after[hex + "-cwd".len()..];
-        } else {
-            out.push_str("claude-");
-            rest = after;
+/// The harness's refusal text, as an `InputValidationError: <message>` line when the tool
+/// result is `<tool_use_error>Name: [{"message": …}, …]</tool_use_error>`.
+pub fn rejection_message(content: &str) -> String {
+    let t = content.trim();
+    let t = t
+        .strip_prefix("<tool_use_error>")
+        .and_then(|t| t.strip_suffix("</tool_use_error>"))
+        .unwrap_or(t)
+        .trim();
+    if let Some((name, rest)) = t.split_once(": ") {
+        if let Ok(Value::Array(items)) = serde_json::from_str::<Value>(rest) {
+            let msgs: Vec<&str> = items.iter().filter_map(|i| i.get("message")?.as_str()).collect();
+            if !msgs.is_empty() {
+                return format!("{name}: {}", msgs.join("; "));
+            }
         }
+    }
+    t.to_string()
+}
+
+/// Characters that end a path in shell text.
+fn path_end(s: &str) -> usize {
+    s.find(|c: char| c.is_whitespace() || "'\"`;&|<>()$\\".contains(c))
+        .unwrap_or(s.len())
+}
+
+/// The run's paths and how they are written in a launch.
+struct Paths {
+    home: Vec<String>,
+    tmp: Vec<String>,
+    /// Paths that must not remain in a learned template (cwd, sandbox root).
+    forbidden: Vec<String>,
+    snapshot: Option<String>,
+}
+
+impl Paths {
+    /// `s` with the snapshot path as `{{snapshot}}` and the temporary directory as `{{tmp}}`.
+    fn norm(&self, s: &str) -> String {
+        let mut out = s.to_string();
+        if let Some(snap) = &self.snapshot {
+            out = out.replace(snap.as_str(), "{{snapshot}}");
+        }
+        let mut tmps = self.tmp.clone();
+        tmps.sort_by_key(|t| std::cmp::Reverse(t.len()));
+        for t in &tmps {
+            out = out.replace(t.as_str(), "{{tmp}}");
+        }
+        out
+    }
+
+    /// The first run path left in a normalized text.
+    fn leftover(&self, s: &str) -> Option<String> {
+        self.home
+            .iter()
+            .chain(&self.tmp)
+            .chain(&self.forbidden)
+            .find(|p| !p.is_empty() && s.contains(p.as_str()))
+            .cloned()
+    }
+}
+
+/// File names under `{{tmp}}/` masked (they change from call to call: `claude-XXXX-cwd`).
+fn mask(s: &str) -> String {
+    let key = "{{tmp}}/";
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find(key) {
+        out.push_str(&rest[..i + key.len()]);
+        rest = &rest[i + key.len()..];
+        let end = path_end(rest);
+        out.push('*');
+        rest = &rest[end..];
     }
     out.push_str(rest);
     out
 }
 
-/// The word after `prefix` in `s` (up to white space), if `prefix` occurs.
-fn word_after<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
-    let i = s.find(prefix)? + prefix.len();
-    let w = &s[i..];
-    Some(&w[..w.find(char::is_whitespace).unwrap_or(w.len())])
+/// The file names that follow `{{tmp}}/` in a normalized text.
+fn tmp_names(s: &str) -> Vec<String> {
+    let key = "{{tmp}}/";
+    s.match_indices(key)
+        .map(|(i, _)| {
+            let r = &s[i + key.len()..];
+            r[..path_end(r)].to_string()
+        })
+        .collect()
 }
 
-/// Learns a launch from marker results (`results[i]` is the run of `markers[i]`).
-pub fn learn_from(
-    harness: &str,
+/// `s` with the file names after `{{tmp}}/` replaced, in order, by `names`.
+fn rename_tmp(s: &str, names: &[String]) -> String {
+    let key = "{{tmp}}/";
+    let mut out = String::new();
+    let mut rest = s;
+    let mut k = 0;
+    while let Some(i) = rest.find(key) {
+        out.push_str(&rest[..i + key.len()]);
+        rest = &rest[i + key.len()..];
+        let end = path_end(rest);
+        out.push_str(names.get(k).map_or(&rest[..end], String::as_str));
+        k += 1;
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One name for a file name seen in several calls: the name itself when it never changed;
+/// else the common prefix and suffix of the names seen, with the varying middle written as
+/// `0a1b…` of the first name's length (`claude-edb8-cwd`, `claude-7cfd-cwd` → `claude-0a1b-cwd`).
+fn stable_name(seen: &[String]) -> String {
+    let Some(first) = seen.first() else {
+        return String::new();
+    };
+    if seen.iter().all(|n| n == first) {
+        return first.clone();
+    }
+    let chars: Vec<Vec<char>> = seen.iter().map(|n| n.chars().collect()).collect();
+    let c0 = &chars[0];
+    let min = chars.iter().map(Vec::len).min().unwrap_or(0);
+    let pre = (0..min)
+        .take_while(|&i| chars.iter().all(|c| c[i] == c0[i]))
+        .count();
+    let suf = (0..min - pre)
+        .take_while(|&i| chars.iter().all(|c| c[c.len() - 1 - i] == c0[c0.len() - 1 - i]))
+        .count();
+    let middle = c0.len() - pre - suf;
+    let mut out: String = c0[..pre].iter().collect();
+    out.extend("0a1b".chars().cycle().take(middle));
+    out.extend(&c0[c0.len() - suf..]);
+    out
+}
+
+/// A wrapper template and the rendering it goes with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Candidate {
+    rendering: &'static str,
+    template: String,
+}
+
+impl Candidate {
+    fn fill(&self, command: &str) -> String {
+        self.template.replace(
+            "{{payload}}",
+            &render::payload(self.rendering, command, None).words,
+        )
+    }
+}
+
+/// TOML basic string.
+fn toml_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\t' => o.push_str("\\t"),
+            '\r' => o.push_str("\\r"),
+            c if c.is_control() => o.push_str(&format!("\\u{:04X}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn toml_array(items: &[String]) -> String {
+    format!(
+        "[{}]",
+        items.iter().map(|s| toml_str(s)).collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// `YYYY-MM-DD` (UTC) of a Unix time.
+pub fn utc_date(unix_secs: u64) -> String {
+    // Howard Hinnant's civil_from_days.
+    let z = (unix_secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+fn argvs(recs: &[crate::probe::ProbeRecord]) -> Vec<Vec<String>> {
+    recs.iter().map(|p| p.argv.clone()).collect()
+}
+
+/// The probe records whose first argument is `tag`.
+fn tagged<'a>(recs: &'a [crate::probe::ProbeRecord], tag: &str) -> Vec<&'a [String]> {
+    recs.iter()
+        .filter(|p| p.argv.first().is_some_and(|a| a == tag))
+        .map(|p| &p.argv[1..])
+        .collect()
+}
+
+/// Learns the launch from a finished run of `ms` (results in the same order).
+pub fn learn_from_run(
     version: &str,
-    markers: &[Marker],
-    results: &[PayloadResult],
-    date: &str,
-) -> Result<Learned> {
-    let by_id: BTreeMap<&str, (&Marker, &PayloadResult)> =
-        markers.iter().zip(results).map(|(m, r)| (m.id, (m, r))).collect();
-    let get = |id: &str| {
-        by_id
-            .get(id)
-            .copied()
-            .ok_or_else(|| anyhow!("marker {id} was not run"))
-    };
-    let mut evidence = vec![];
-    for (m, r) in markers.iter().zip(results) {
-        evidence.push(json!({
-            "marker": m.id, "purpose": m.purpose, "command": m.command,
-            "outer": r.outer, "probe": r.probe.iter().map(|p| &p.argv).collect::<Vec<_>>(),
-            "tool_result": r.tool_result.as_ref().map(|t| json!({"is_error": t.is_error, "content": t.content})),
-        }));
-    }
-
-    // 1. The wrapper and the payload rendering: the rendering whose words, cut out of the plain
-    // marker's outer text, leave a template that reproduces every other marker's outer text.
-    let (_, plain) = get("plain")?;
-    let outer0 = plain.outer.as_deref().ok_or_else(|| {
-        anyhow!(
-            "the plain marker reached no shell (tool result: {:?})",
-            plain.tool_result
-        )
-    })?;
-    let checked: Vec<(&Marker, &str)> = markers
+    nonce: &str,
+    ms: &[Marker],
+    run: &HarnessRun,
+) -> anyhow::Result<Learned> {
+    anyhow::ensure!(run.results.len() == ms.len(), "one result per marker");
+    let seen: Vec<Seen> = ms
         .iter()
-        .zip(results)
-        .filter(|(m, _)| m.id != "context")
-        .filter_map(|(m, r)| r.outer.as_deref().map(|o| (m, o)))
+        .zip(&run.results)
+        .map(|(m, r)| {
+            let outer = r.bash_strings.iter().find(|s| s.contains(&m.tag)).cloned();
+            let rejected = match &r.tool_result {
+                Some(t) if t.is_error && outer.is_none() && r.probe.is_empty() => {
+                    Some(rejection_message(&t.content))
+                }
+                _ => None,
+            };
+            Seen {
+                m,
+                r,
+                outer,
+                rejected,
+            }
+        })
         .collect();
-    let mut found = None;
-    for kind in render::PAYLOADS {
-        let w0 = render::payload(
-            kind,
-            markers.iter().find(|m| m.id == "plain").unwrap().command,
-            None,
-        )
-        .words;
-        if outer0.matches(w0.as_str()).count() != 1 {
-            continue;
-        }
-        let template = outer0.replacen(w0.as_str(), "{{payload}}", 1);
-        let all = checked.iter().all(|(m, outer)| {
-            let w = render::payload(kind, m.command, None).words;
-            fix_state_files(&template.replacen("{{payload}}", &w, 1)) == fix_state_files(outer)
-        });
-        if all {
-            found = Some((*kind, template, w0));
-            break;
-        }
-    }
-    let (kind, template, w0) = found.ok_or_else(|| {
-        anyhow!(
-            "no known payload rendering ({}) reproduces the outer texts the shell received; plain marker's: {outer0:?}",
-            render::PAYLOADS.join(", ")
-        )
-    })?;
-    let eval = template.contains("eval {{payload}}");
-    // A rendering that appends a stdin redirect inside its words hands eval that redirect too.
-    let stdin_suffix = (kind != "single-quote" && w0.contains("/dev/null")).then_some(" < /dev/null");
-
-    // 2. Machine paths out of the template: the snapshot and the state file.
-    let mut template = template;
-    if let Some(snap) = word_after(&template, "source ").filter(|p| p.contains("shell-snapshots")) {
-        template = template.replacen(snap, "{{snapshot}}", 1);
-    }
-    if let Some(state) = word_after(&template, ">| ").filter(|p| p.ends_with("-cwd")) {
-        template = template.replacen(state, "{{tmp}}/claude-0a1b-cwd", 1);
-    }
-    let tmp_left = template
-        .split_whitespace()
-        .find(|w| w.starts_with('/') && !w.starts_with("/dev/") && !w.contains("{{"));
-    if let Some(w) = tmp_left {
-        bail!("the learned template still names a path of this run ({w:?}): {template:?}");
-    }
-
-    // 3. The shell's argv and the shadowed programs, from the context marker's probe argv.
-    let (_, ctx) = get("context")?;
-    let probe = ctx
-        .probe
-        .iter()
-        .find(|p| p.argv.first().is_some_and(|a| a == "IECLEARN6"))
-        .ok_or_else(|| {
-            anyhow!(
-                "the context marker did not reach the probe: {:?}",
-                ctx.tool_result
-            )
-        })?;
-    ensure!(
-        probe.argv.len() == 2 + SHADOW_CANDIDATES.len(),
-        "context marker: the probe got {} arguments: {:?}",
-        probe.argv.len(),
-        probe.argv
-    );
-    let cmdline = probe.argv[1].strip_suffix('\u{1}').unwrap_or(&probe.argv[1]);
-    let mut argv: Vec<String> = cmdline.split('\u{1}').map(str::to_string).collect();
-    let wrapper = argv.pop().unwrap_or_default();
-    ensure!(
-        ctx.outer.as_deref() == Some(wrapper.as_str()),
-        "the shell's last argument is not the outer text it ran: {wrapper:?} vs {:?}",
-        ctx.outer
-    );
-    let shell = argv
-        .first()
-        .and_then(|a| a.rsplit('/').next())
-        .filter(|s| ["bash", "sh", "dash", "zsh"].contains(s))
-        .ok_or_else(|| anyhow!("the shell's argv[0] is no known shell: {argv:?}"))?
-        .to_string();
-    ensure!(
-        shell == "bash",
-        "learning models bash launches only; this harness ran {shell}"
-    );
-    argv.push("{{wrapper}}".into());
-    let shadowed: Vec<&str> = SHADOW_CANDIDATES
-        .iter()
-        .zip(&probe.argv[2..])
-        .filter(|(_, t)| *t == "function" || *t == "alias")
-        .map(|(p, _)| *p)
-        .collect();
-
-    // 4. Validation: a control character rejected before any shell runs.
-    let (_, cr) = get("cr")?;
-    let reject = match (&cr.outer, &cr.tool_result) {
-        (None, Some(t)) if t.is_error && cr.probe.is_empty() => Some(validation_message(&t.content)),
-        (Some(_), _) => None,
-        (None, t) => bail!("the control-character marker reached no shell and was not rejected: {t:?}"),
+    let by_id = |id: &str| seen.iter().find(|s| s.m.id == id).expect("marker");
+    let plain = by_id("plain");
+    let env = by_id("env");
+    let Some(plain_outer) = plain.outer.clone() else {
+        bail!(
+            "the plain marker {:?} reached no bash of the harness (tool result: {:?}); nothing to learn from",
+            plain.m.command,
+            plain.r.tool_result
+        );
     };
-
-    // 5. The file.
-    let q = |s: &str| serde_json::to_string(s).unwrap();
-    let id = format!("{harness}-{version}-linux-learned");
-    let mut toml = format!(
-        "# Learned by `iec harness learn --harness {harness}@{version}` on {date} from real runs of {} marker payloads.\n\
-         id = {}\nharness = {}\nversion = {}\nos = \"linux\"\ntool = \"Bash\"\nsource = {}\n",
-        markers.len(),
-        q(&id),
-        q(harness),
-        q(version),
-        q(&format!("learned by iec harness learn from real runs on {date}"))
+    let Some(env_outer) = env.outer.clone() else {
+        bail!(
+            "the environment marker reached no bash of the harness (tool result: {:?})",
+            env.r.tool_result
+        );
+    };
+    let env_rec = tagged(&env.r.probe, &env.m.tag);
+    let env_direct = tagged(&env.r.direct.probe, &env.m.tag);
+    let (Some(env_h), Some(env_d)) = (env_rec.first(), env_direct.first()) else {
+        bail!(
+            "the environment marker's probe did not run (harness: {:?}, direct: {:?})",
+            env.r.probe,
+            env.r.direct.probe
+        );
+    };
+    anyhow::ensure!(
+        env_h.len() >= 4 && env_d.len() >= 3,
+        "short environment record {env_h:?}"
     );
-    if let Some(msg) = &reject {
-        toml.push_str(&format!("\n[validate]\nreject_control_chars = {}\n", q(msg)));
-    }
-    toml.push_str(&format!(
-        "\n[wrapper]\ntemplate = {}\npayload = {}\neval = {eval}\n",
-        q(&template),
-        q(kind)
-    ));
-    if let Some(s) = stdin_suffix {
-        toml.push_str(&format!("stdin_suffix = {}\n", q(s)));
-    }
-    let argv_toml: Vec<String> = argv.iter().map(|a| q(a)).collect();
-    toml.push_str(&format!(
-        "\n[spawn]\nargv = [{}]\nshell = {}\n",
-        argv_toml.join(", "),
-        q(&shell)
-    ));
-    if !shadowed.is_empty() {
-        let list: Vec<String> = shadowed.iter().map(|p| q(p)).collect();
-        toml.push_str(&format!(
-            "\n[snapshot]\nshadowed = [{}]\nnote = {}\n",
-            list.join(", "),
-            q("type -t reports these as shell functions after the snapshot is sourced")
-        ));
-    }
-    let launch = Launch::from_toml(&toml)
-        .with_context(|| format!("the learned launch file does not load:\n{toml}"))?;
-    Ok(Learned {
-        toml,
-        launch,
-        evidence,
-    })
-}
+    let cmdline: Vec<String> = env_h[3..].to_vec();
 
-/// The harness's validation message without its tool-error tags, the schema error's own
-/// `message` when the content is a JSON list of issues.
-fn validation_message(content: &str) -> String {
-    let c = content.trim();
-    let c = c.strip_prefix("<tool_use_error>").unwrap_or(c);
-    let c = c.strip_suffix("</tool_use_error>").unwrap_or(c).trim();
-    if let Some((head, rest)) = c.split_once(": ") {
-        if let Ok(Value::Array(issues)) = serde_json::from_str::<Value>(rest) {
-            if let Some(m) = issues.iter().find_map(|i| i["message"].as_str()) {
-                return format!("{head}: {m}");
+    // The run's paths: the harness's view and the direct run's (the driver's sandbox).
+    let mut home = vec![env_h[0].clone(), env_d[0].clone()];
+    let mut tmp = vec![env_h[1].clone(), env_d[1].clone()];
+    home.retain(|p| !p.is_empty());
+    tmp.retain(|p| !p.is_empty());
+    home.dedup();
+    tmp.dedup();
+    let mut forbidden = vec![env_h[2].clone(), env_d[2].clone()];
+    for h in &home {
+        if let Some(parent) = std::path::Path::new(h).parent() {
+            let parent = parent.display().to_string();
+            if tmp.iter().any(|t| t.starts_with(&format!("{parent}/"))) {
+                forbidden.push(parent);
             }
         }
     }
-    c.to_string()
+    forbidden.retain(|p| p.len() > 1);
+    // The snapshot: the one path under HOME that the plain marker's wrapper names.
+    let mut under_home: Vec<String> = Vec::new();
+    for h in &home {
+        let key = format!("{h}/");
+        for (i, _) in plain_outer.match_indices(&key) {
+            let p = &plain_outer[i..];
+            let p = p[..path_end(p)].to_string();
+            if !under_home.contains(&p) {
+                under_home.push(p);
+            }
+        }
+    }
+    if under_home.len() > 1 {
+        bail!("the wrapper names more than one path under HOME ({under_home:?}); which is the snapshot?");
+    }
+    let paths = Paths {
+        home,
+        tmp,
+        forbidden,
+        snapshot: under_home.pop(),
+    };
+    let norm_plain = paths.norm(&plain_outer);
+
+    // Candidate templates: each known rendering of the plain marker, at each place it occurs.
+    let mut candidates = Vec::new();
+    for kind in render::PAYLOADS {
+        let words = render::payload(kind, &plain.m.command, None).words;
+        for (i, _) in norm_plain.match_indices(&words) {
+            let template = format!(
+                "{}{{{{payload}}}}{}",
+                &norm_plain[..i],
+                &norm_plain[i + words.len()..]
+            );
+            let c = Candidate {
+                rendering: kind,
+                template,
+            };
+            if !candidates.contains(&c) {
+                candidates.push(c);
+            }
+        }
+    }
+    if candidates.is_empty() {
+        bail!(
+            "no known rendering ({}) of {:?} occurs in the wrapper text {:?}",
+            render::PAYLOADS.join(", "),
+            plain.m.command,
+            norm_plain
+        );
+    }
+    let reaches = |s: &Seen| s.outer.is_some() && s.rejected.is_none();
+    let rendering_markers: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| s.m.kind == MarkerKind::Rendering && reaches(s))
+        .collect();
+    let reproduces = |c: &Candidate, s: &Seen| -> bool {
+        let actual = paths.norm(s.outer.as_deref().unwrap_or(""));
+        mask(&c.fill(&s.m.command)) == mask(&actual)
+    };
+    let consistent: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| rendering_markers.iter().all(|s| reproduces(c, s)))
+        .collect();
+    let mut chosen = match consistent.as_slice() {
+        [c] => (*c).clone(),
+        [] => {
+            let mut why = String::new();
+            for c in &candidates {
+                let bad = rendering_markers
+                    .iter()
+                    .find(|s| !reproduces(c, s))
+                    .expect("inconsistent");
+                let actual = paths.norm(bad.outer.as_deref().unwrap_or(""));
+                why.push_str(&format!(
+                    "\n  {} in {:?}: marker {} differs {}",
+                    c.rendering,
+                    c.template,
+                    bad.m.id,
+                    iec_core::byte_diff(mask(&c.fill(&bad.m.command)).as_bytes(), mask(&actual).as_bytes())
+                ));
+            }
+            bail!("no known rendering reproduces every marker's wrapper text:{why}");
+        }
+        many => bail!(
+            "the markers do not tell these renderings apart: {:?}",
+            many.iter()
+                .map(|c| (c.rendering, &c.template))
+                .collect::<Vec<_>>()
+        ),
+    };
+    // File names under {{tmp}} that change from call to call get one stable name.
+    let outers_norm: Vec<String> = seen
+        .iter()
+        .filter_map(|s| s.outer.as_deref())
+        .map(|o| paths.norm(o))
+        .collect();
+    let template_names = tmp_names(&chosen.template);
+    let mut names_seen: Vec<Vec<String>> = vec![Vec::new(); template_names.len()];
+    for o in &outers_norm {
+        let ns = tmp_names(o);
+        if ns.len() == template_names.len() {
+            for (j, n) in ns.into_iter().enumerate() {
+                if !names_seen[j].contains(&n) {
+                    names_seen[j].push(n);
+                }
+            }
+        }
+    }
+    let stable: Vec<String> = names_seen.iter().map(|v| stable_name(v)).collect();
+    chosen.template = rename_tmp(&chosen.template, &stable);
+    if let Some(p) = paths.leftover(&chosen.template) {
+        bail!("the wrapper template still names a path of the run ({p}) that a launch has no placeholder for: {:?}", chosen.template);
+    }
+
+    // The second parse: the shell that ran the command is the one that received the wrapper
+    // (its /proc/$$/cmdline holds the wrapper), and the slot's words, expanded by real bash,
+    // are the command text.
+    let same_process = cmdline.contains(&env_outer);
+    let words = render::payload(chosen.rendering, &plain.m.command, None).words;
+    let expansion = iec_witness::global()
+        .expand_words(words.as_bytes())
+        .context("expanding the slot's words with the bash witness")?;
+    let eval_text = expansion.args.join(" ");
+    let plain_ran = tagged(&plain.r.probe, &plain.m.tag).len() == 1;
+    let inner_text_logged = plain.r.bash_strings.contains(&eval_text);
+    let (eval, inner_shell, suffix, second_parse_note) = if chosen.rendering == "raw" {
+        (
+            false,
+            false,
+            None,
+            "the command is spliced into the wrapper unquoted: one parse".to_string(),
+        )
+    } else {
+        anyhow::ensure!(
+            plain_ran,
+            "the plain marker's probe did not run once through the harness: {:?}",
+            plain.r.probe
+        );
+        let Some(rest) = eval_text.strip_prefix(&plain.m.command) else {
+            bail!(
+                "the slot's words {words:?} expand to {eval_text:?}, which does not start with the command {:?}",
+                plain.m.command
+            );
+        };
+        let suffix = (!rest.is_empty()).then(|| rest.to_string());
+        if same_process {
+            (
+                true,
+                false,
+                suffix,
+                format!(
+                    "the shell that ran the command received the wrapper (its /proc/$$/cmdline), and the slot's words expand to {eval_text:?}: the outer shell parsed the command a second time (eval)"
+                ),
+            )
+        } else if inner_text_logged {
+            (
+                false,
+                true,
+                suffix,
+                format!("a second bash received {eval_text:?} as its -c text (inner shell)"),
+            )
+        } else {
+            bail!("the quoted command ran, but neither in the wrapper's shell nor in a logged inner bash (cmdline {cmdline:?})");
+        }
+    };
+
+    // Spawn argv.
+    let wrapper_at: Vec<usize> = cmdline
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| **a == env_outer)
+        .map(|(i, _)| i)
+        .collect();
+    if wrapper_at.len() != 1 {
+        bail!("the shell's argv {cmdline:?} does not hold the wrapper text exactly once");
+    }
+    let argv: Vec<String> = cmdline
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if i == wrapper_at[0] {
+                "{{wrapper}}".to_string()
+            } else {
+                a.clone()
+            }
+        })
+        .collect();
+    if let Some(p) = argv.iter().find_map(|a| paths.leftover(a)) {
+        bail!("the shell's argv {argv:?} names a path of the run ({p})");
+    }
+    let argv0 = argv.first().cloned().unwrap_or_default();
+    let base = std::path::Path::new(argv0.trim_start_matches('-'))
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let shell = match base.as_str() {
+        "bash" => "bash",
+        "dash" => "dash",
+        "sh" => match std::fs::canonicalize(&argv0)
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .as_deref()
+        {
+            Some("bash") => "bash",
+            Some("dash") => "dash",
+            other => bail!("the harness runs {argv0} ({other:?}), which is neither bash nor dash"),
+        },
+        other => bail!("the harness runs {argv0} ({other}), which is neither bash nor dash"),
+    };
+    let login = argv0.starts_with('-')
+        || argv[1..wrapper_at[0]]
+            .iter()
+            .any(|a| a == "--login" || (a.starts_with('-') && !a.starts_with("--") && a.contains('l')));
+
+    // Validation.
+    let mut rejected_controls = Vec::new();
+    let mut accepted_controls = Vec::new();
+    for s in seen.iter().filter(|s| s.m.kind == MarkerKind::Control) {
+        if s.rejected.is_some() {
+            rejected_controls.push(s.m.id.clone());
+        } else if s.outer.is_some() {
+            accepted_controls.push(s.m.id.clone());
+        } else {
+            bail!(
+                "control marker {} neither reached a bash nor was refused (tool result {:?})",
+                s.m.id,
+                s.r.tool_result
+            );
+        }
+    }
+    let msg_of = |id: &str| by_id(id).rejected.clone().unwrap_or_default();
+    let set = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (reject_control_chars, reject_newlines) = if rejected_controls.is_empty() {
+        (None, None)
+    } else if rejected_controls == set(&["cr", "soh", "esc", "del"]) {
+        (Some(msg_of("cr")), None)
+    } else if rejected_controls == set(&["cr", "lf"]) {
+        (None, Some(msg_of("lf")))
+    } else {
+        bail!(
+            "the harness refuses {rejected_controls:?} and accepts {accepted_controls:?}: no launch validation rule says that"
+        );
+    };
+    let subst = by_id("subst");
+    let reject_command_substitution = subst.rejected.clone();
+    for s in &seen {
+        if s.rejected.is_some()
+            && s.m.kind != MarkerKind::Control
+            && s.m.id != "subst"
+            && s.m.id != "backtick"
+        {
+            bail!(
+                "the harness refused marker {} ({:?}): {:?}",
+                s.m.id,
+                s.m.command,
+                s.rejected
+            );
+        }
+    }
+
+    // Snapshot functions and aliases.
+    let fns = by_id("functions");
+    let fn_recs = tagged(&fns.r.probe, &fns.m.tag);
+    anyhow::ensure!(
+        fn_recs.last().is_some_and(|r| r == &["."]),
+        "the functions marker did not run to its end through the harness: {:?}",
+        fns.r.probe
+    );
+    let fn_direct: Vec<String> = tagged(&fns.r.direct.probe, &fns.m.tag)
+        .iter()
+        .filter(|r| r.len() == 3)
+        .map(|r| r[0].clone())
+        .collect();
+    let mut shadowed = Vec::new();
+    let mut shadow_notes = Vec::new();
+    for r in fn_recs.iter().filter(|r| r.len() == 3) {
+        let (name, kind, program) = (&r[0], &r[1], &r[2]);
+        if name.starts_with('_') || fn_direct.contains(name) || shadowed.contains(name) {
+            continue;
+        }
+        shadowed.push(name.clone());
+        shadow_notes.push(if program.is_empty() {
+            format!("{name} ({kind}; no {name} program on PATH)")
+        } else {
+            format!("{name} ({kind}, shadows the {name} program on PATH)")
+        });
+    }
+
+    let tool = run
+        .requests
+        .iter()
+        .filter(|q| q.role.starts_with("main"))
+        .find_map(|q| crate::server::shell_tool_name(&q.body))
+        .context("no main-loop request listed a Bash tool")?;
+
+    // The launch file.
+    let date = utc_date(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    );
+    let os = std::env::consts::OS;
+    let id = format!("claude-code-{version}-{os}-learned");
+    let mut t = String::new();
+    t.push_str(&format!(
+        "# Claude Code {version} on {os}, learned by `iec harness learn` from {} marker payloads run through the\n# real harness (one run, {date}); `iec harness learn --format json` prints what each marker showed.\n",
+        ms.len()
+    ));
+    t.push_str(&format!("id = {}\n", toml_str(&id)));
+    t.push_str("harness = \"claude-code\"\n");
+    t.push_str(&format!("version = {}\n", toml_str(version)));
+    t.push_str(&format!("os = {}\n", toml_str(os)));
+    t.push_str(&format!("tool = {}\n", toml_str(&tool)));
+    t.push_str(&format!(
+        "source = {}\n",
+        toml_str(&format!("learned by iec harness learn from real runs on {date}"))
+    ));
+    if reject_control_chars.is_some() || reject_newlines.is_some() || reject_command_substitution.is_some() {
+        t.push_str("\n[validate]\n");
+        for (k, v) in [
+            ("reject_control_chars", &reject_control_chars),
+            ("reject_newlines", &reject_newlines),
+            ("reject_command_substitution", &reject_command_substitution),
+        ] {
+            if let Some(v) = v {
+                t.push_str(&format!("{k} = {}\n", toml_str(v)));
+            }
+        }
+    }
+    t.push_str("\n[wrapper]\n");
+    t.push_str(&format!("template = {}\n", toml_str(&chosen.template)));
+    t.push_str(&format!("payload = {}\n", toml_str(chosen.rendering)));
+    t.push_str(&format!("eval = {eval}\n"));
+    if inner_shell {
+        t.push_str("inner_shell = true\n");
+    }
+    if let Some(s) = &suffix {
+        t.push_str(&format!("stdin_suffix = {}\n", toml_str(s)));
+    }
+    t.push_str("\n[spawn]\n");
+    t.push_str(&format!("argv = {}\n", toml_array(&argv)));
+    t.push_str(&format!("shell = {}\n", toml_str(shell)));
+    if login {
+        t.push_str("login = true\n");
+    }
+    if !shadowed.is_empty() {
+        t.push_str("\n[snapshot]\n");
+        t.push_str(&format!("shadowed = {}\n", toml_array(&shadowed)));
+        t.push_str(&format!(
+            "note = {}\n",
+            toml_str(&format!(
+                "defined in the harness's shell after the snapshot, not in a plain bash -c: {}",
+                shadow_notes.join(", ")
+            ))
+        ));
+    }
+    let launch =
+        Launch::from_toml(&t).with_context(|| format!("the learned launch file does not load:\n{t}"))?;
+
+    // Evidence.
+    let names_note: Vec<String> = names_seen
+        .iter()
+        .zip(&stable)
+        .map(|(v, s)| {
+            if v.len() > 1 {
+                format!("{} names seen, written {s}", v.len())
+            } else {
+                format!("{s} in every call")
+            }
+        })
+        .collect();
+    let mut evidence = Vec::new();
+    for s in &seen {
+        let outer = s.outer.as_deref().map(|o| paths.norm(o));
+        let mut renderings = BTreeMap::new();
+        if s.m.kind == MarkerKind::Rendering && reaches(s) {
+            for kind in render::PAYLOADS {
+                let ok = candidates
+                    .iter()
+                    .filter(|c| c.rendering == *kind)
+                    .any(|c| reproduces(c, s));
+                renderings.insert(kind.to_string(), ok);
+            }
+        }
+        let template_diff = outer.as_ref().and_then(|o| {
+            let d = iec_core::byte_diff(mask(&chosen.fill(&s.m.command)).as_bytes(), mask(o).as_bytes());
+            (!d.is_empty()).then_some(d)
+        });
+        let agrees = match s.m.kind {
+            MarkerKind::Rendering | MarkerKind::Context | MarkerKind::Control => {
+                let o = observe(&s.m.id, s.r);
+                let p = predict(&launch, &s.m.command)?;
+                Some((p.verdict.as_str() == "corresponds") == (o.verdict == "corresponds"))
+            }
+            _ => None,
+        };
+        let finding = match (s.m.kind, s.m.id.as_str()) {
+            (_, "plain") => format!(
+                "the {} rendering of the command occurs in the wrapper text; the rest is the template (snapshot {} → {{{{snapshot}}}}, TMPDIR → {{{{tmp}}}}; files under it: {})",
+                chosen.rendering,
+                if paths.snapshot.is_some() { "path" } else { "absent" },
+                names_note.join("; ")
+            ),
+            (MarkerKind::Rendering, _) if s.rejected.is_some() => {
+                format!("refused before any shell ran: {}", s.rejected.as_deref().unwrap_or(""))
+            }
+            (MarkerKind::Rendering, _) => format!(
+                "reproduced by: {}",
+                renderings
+                    .iter()
+                    .filter(|(_, ok)| **ok)
+                    .map(|(k, _)| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (MarkerKind::Environment, _) => format!(
+                "shell argv {argv:?} ({shell}{}); {second_parse_note}",
+                if login { ", login" } else { "" }
+            ),
+            (MarkerKind::Functions, _) => {
+                if shadowed.is_empty() {
+                    "no function or alias beyond a plain bash -c's".to_string()
+                } else {
+                    format!("shadowed: {}", shadow_notes.join(", "))
+                }
+            }
+            (MarkerKind::Control, _) => match &s.rejected {
+                Some(m) => format!("refused before any shell ran: {m}"),
+                None => "reached the shell".to_string(),
+            },
+            (MarkerKind::Context, _) => match &template_diff {
+                None => "reproduced by the learned template".to_string(),
+                Some(d) => format!("the harness builds this one differently from the learned template: {d}"),
+            },
+        };
+        evidence.push(Evidence {
+            marker: s.m.id.clone(),
+            kind: s.m.kind,
+            purpose: s.m.purpose.to_string(),
+            command: s.m.command.clone(),
+            reached_shell: s.outer.is_some(),
+            outer,
+            probe: argvs(&s.r.probe),
+            direct_probe: argvs(&s.r.direct.probe),
+            tool_result: s
+                .r
+                .tool_result
+                .as_ref()
+                .map(|t| json!({"is_error": t.is_error, "content": t.content})),
+            renderings,
+            template_diff,
+            agrees,
+            finding,
+        });
+    }
+    Ok(Learned {
+        harness: "claude-code".into(),
+        version: version.into(),
+        toml: t,
+        launch,
+        evidence,
+        nonce: nonce.into(),
+        elapsed_ms: run.elapsed_ms,
+    })
 }
 
 #[cfg(test)]
@@ -319,24 +1029,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn state_files_compare_across_calls() {
+    fn dates() {
+        assert_eq!(utc_date(0), "1970-01-01");
+        assert_eq!(utc_date(951_782_400), "2000-02-29");
+        assert_eq!(utc_date(1_700_000_000), "2023-11-14");
+    }
+
+    #[test]
+    fn rejection_text() {
+        let c = "<tool_use_error>InputValidationError: [\n  {\n    \"code\": \"custom\",\n    \"path\": [\n      \"command\"\n    ],\n    \"message\": \"command contains control characters\"\n  }\n]</tool_use_error>";
         assert_eq!(
-            fix_state_files("pwd -P >| /t/claude-3629-cwd"),
-            "pwd -P >| /t/claude-0a1b-cwd"
+            rejection_message(c),
+            "InputValidationError: command contains control characters"
         );
+        assert_eq!(rejection_message(" plain error "), "plain error");
+    }
+
+    #[test]
+    fn masks_tmp_names() {
         assert_eq!(
-            fix_state_files("claude-code claude-x-cwd"),
-            "claude-code claude-x-cwd"
+            mask("pwd -P >| {{tmp}}/claude-edb8-cwd && x {{tmp}}/a'b"),
+            "pwd -P >| {{tmp}}/* && x {{tmp}}/*'b"
+        );
+        assert_eq!(tmp_names("a {{tmp}}/claude-1-cwd b"), vec!["claude-1-cwd"]);
+        let seen = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            stable_name(&seen(&["claude-edb8-cwd", "claude-7cfd-cwd", "claude-3b3a-cwd"])),
+            "claude-0a1b-cwd"
+        );
+        assert_eq!(stable_name(&seen(&["state", "state"])), "state");
+        assert_eq!(
+            rename_tmp("x {{tmp}}/a-1 y {{tmp}}/b", &seen(&["a-0", "b"])),
+            "x {{tmp}}/a-0 y {{tmp}}/b"
         );
     }
 
     #[test]
-    fn validation_message_of_a_schema_error() {
-        let c = "<tool_use_error>InputValidationError: [\n  {\n    \"code\": \"custom\",\n    \"message\": \"command contains control characters\"\n  }\n]</tool_use_error>";
-        assert_eq!(
-            validation_message(c),
-            "InputValidationError: command contains control characters"
-        );
-        assert_eq!(validation_message("<tool_use_error>no</tool_use_error>"), "no");
+    fn toml_strings() {
+        assert_eq!(toml_str("a\"b\\c\u{1}"), "\"a\\\"b\\\\c\\u0001\"");
     }
 }

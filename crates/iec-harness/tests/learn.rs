@@ -2,16 +2,18 @@
 //! 2.1.332 predicts the real runs of the same 300 generated hazard payloads as
 //! `tests/agreement.rs` (100% verdict agreement), and what learning found is asserted: 2.1.332
 //! single-quotes the command for eval and rejects control characters, 2.1.72 renders it with
-//! shell-quote and rejects nothing; both spawn `/bin/bash -c WRAPPER`.
+//! shell-quote (so the same `!` marker arrives as `\!`) and rejects nothing; both spawn
+//! `/bin/bash -c WRAPPER`, and `iec check` on each learned launch agrees with every marker.
 //!
 //! Skips like `tests/claude_code.rs`: when the npm install fails and `IEC_SKIP_HARNESS=1` (or
 //! `IEC_SKIP_NPM=1`) is set, it prints `SKIPPED: …` and passes.
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::Instant;
 
 use iec_harness::agree::{agree_observed_launch, agreement_line, run_observed, Payload, RunSpec};
-use iec_harness::learn::{learn, Learned};
+use iec_harness::learn::{learn, Evidence, Learned, MarkerKind};
 use iec_harness::{hazard_payloads, install_claude_code};
 
 fn installed(version: &str) -> bool {
@@ -41,45 +43,114 @@ fn learned(version: &str) -> Option<Learned> {
     installed(version).then(|| learn(&spec(version)).expect("learn"))
 }
 
+/// Every rendering marker's outer text is reproduced by the learned template and rendering,
+/// and `iec check` on the learned launch agrees with every marker it judges.
+fn assert_markers_reproduced(l: &Learned) {
+    for e in &l.evidence {
+        if e.kind == MarkerKind::Rendering && e.reached_shell {
+            assert_eq!(e.template_diff, None, "marker {}: {}", e.marker, e.finding);
+        }
+        assert_ne!(
+            e.agrees,
+            Some(false),
+            "marker {}: iec check disagrees: {:?}",
+            e.marker,
+            e
+        );
+    }
+}
+
+fn evidence<'a>(l: &'a Learned, marker: &str) -> &'a Evidence {
+    l.evidence
+        .iter()
+        .find(|e| e.marker == marker)
+        .unwrap_or_else(|| panic!("no evidence for marker {marker}"))
+}
+
 #[test]
 fn learned_2_1_332_launch_agrees_with_300_real_runs() {
     let Some(l) = learned("2.1.332") else { return };
     eprintln!("{}", l.toml);
+    assert_eq!(l.launch.id, "claude-code-2.1.332-linux-learned");
+    assert!(
+        l.launch
+            .source
+            .starts_with("learned by iec harness learn from real runs on "),
+        "{}",
+        l.launch.source
+    );
     let w = l.launch.wrapper.as_ref().expect("a wrapper was learned");
     assert_eq!(w.payload, "single-quote");
     assert!(w.eval);
-    assert!(w.template.starts_with("source {{snapshot}} "), "{}", w.template);
+    assert!(!w.inner_shell);
+    assert_eq!(w.stdin_suffix, None);
     assert!(
         w.template
-            .contains("eval {{payload}} < /dev/null && pwd -P >| {{tmp}}/claude-0a1b-cwd"),
+            .starts_with("source {{snapshot}} 2>/dev/null || true && "),
+        "{}",
+        w.template
+    );
+    assert!(
+        w.template
+            .ends_with(" && eval {{payload}} < /dev/null && pwd -P >| {{tmp}}/claude-0a1b-cwd"),
         "{}",
         w.template
     );
     assert_eq!(l.launch.spawn.argv, ["/bin/bash", "-c", "{{wrapper}}"]);
+    assert!(!l.launch.spawn.login);
     assert_eq!(
         l.launch.validate.reject_control_chars.as_deref(),
         Some("InputValidationError: command contains control characters that would be hidden in the approval dialog")
     );
+    assert_eq!(l.launch.validate.reject_newlines, None);
+    assert_eq!(l.launch.validate.reject_command_substitution, None);
+    // CR, U+0001, ESC and DEL are refused before any shell runs; tab and LF reach the shell.
+    for (marker, refused) in [
+        ("cr", true),
+        ("soh", true),
+        ("esc", true),
+        ("del", true),
+        ("tab", false),
+        ("lf", false),
+    ] {
+        let e = evidence(&l, marker);
+        assert_eq!(e.reached_shell, !refused, "marker {marker}: {}", e.finding);
+    }
+    // `!` next to a single quote: only the single-quote rendering reproduces what bash got.
+    let bang = &evidence(&l, "bang").renderings;
+    assert_eq!(bang.get("single-quote"), Some(&true));
+    assert_eq!(bang.get("claude-code-2.1.72"), Some(&false));
     let shadowed = &l
         .launch
         .snapshot
         .as_ref()
         .expect("a snapshot was learned")
         .shadowed;
-    assert_eq!(*shadowed, ["grep", "find", "rg"]);
+    // grep, find and pkill are defined unconditionally by the snapshot (rg only when no rg is on PATH).
+    for p in ["grep", "find", "pkill"] {
+        assert!(shadowed.iter().any(|s| s == p), "{p} not in {shadowed:?}");
+    }
+    assert_markers_reproduced(&l);
 
     let payloads: Vec<Payload> = hazard_payloads(300, 72332)
         .into_iter()
         .map(|(id, command)| Payload { id, command })
         .collect();
+    let t = Instant::now();
     let observed = run_observed(&spec("2.1.332"), &payloads).expect("real runs");
     let rep = agree_observed_launch("2.1.332", &l.launch, &observed).expect("agree");
     let bad: Vec<String> = rep.disagreements().into_iter().map(agreement_line).collect();
     eprintln!(
-        "learned {} vs real 2.1.332: {}/{} agree",
+        "learned {} (markers run in {:.1} s) vs real 2.1.332: {}/{} agree, {} observed changed, {:.1} s",
         l.launch.id,
+        l.elapsed_ms as f64 / 1000.0,
         rep.totals["agree"],
-        rep.results.len()
+        rep.results.len(),
+        rep.results
+            .iter()
+            .filter(|a| a.observed["verdict"] != "corresponds")
+            .count(),
+        t.elapsed().as_secs_f64()
     );
     assert_eq!(rep.results.len(), 300);
     assert!(
@@ -92,16 +163,30 @@ fn learned_2_1_332_launch_agrees_with_300_real_runs() {
 #[test]
 fn learning_2_1_72_finds_its_other_rendering() {
     let Some(l) = learned("2.1.72") else { return };
+    eprintln!("{}", l.toml);
     let w = l.launch.wrapper.as_ref().expect("a wrapper was learned");
     assert_eq!(w.payload, "claude-code-2.1.72");
+    assert!(w.eval);
     assert_eq!(
         w.template,
         "source {{snapshot}} && shopt -u extglob 2>/dev/null || true && eval {{payload}} && pwd -P >| {{tmp}}/claude-0a1b-cwd"
     );
+    // eval receives the `\<` `/dev/null` words joined onto the command.
     assert_eq!(w.stdin_suffix.as_deref(), Some(" < /dev/null"));
     assert_eq!(
         l.launch.validate.reject_control_chars, None,
         "2.1.72 lets control characters through"
     );
+    for marker in ["cr", "soh", "esc", "del", "tab", "lf"] {
+        assert!(evidence(&l, marker).reached_shell, "marker {marker}");
+    }
     assert_eq!(l.launch.spawn.argv, ["/bin/bash", "-c", "{{wrapper}}"]);
+    // The same `!` marker: here only shell-quote's rendering reproduces it, and the probe got
+    // `\!` (the change the learned launch predicts).
+    let bang = evidence(&l, "bang");
+    assert_eq!(bang.renderings.get("single-quote"), Some(&false));
+    assert_eq!(bang.renderings.get("claude-code-2.1.72"), Some(&true));
+    assert_eq!(bang.probe[0][1..], ["a \\!= b", "x \\! y"]);
+    assert_eq!(bang.direct_probe[0][1..], ["a != b", "x ! y"]);
+    assert_markers_reproduced(&l);
 }
