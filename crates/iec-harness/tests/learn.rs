@@ -39,6 +39,14 @@ fn spec(version: &str) -> RunSpec {
     spec
 }
 
+/// The 300 hazard payloads of `tests/agreement.rs`.
+fn payloads() -> Vec<Payload> {
+    hazard_payloads(300, 72332)
+        .into_iter()
+        .map(|(id, command)| Payload { id, command })
+        .collect()
+}
+
 fn learned(version: &str) -> Option<Learned> {
     installed(version).then(|| learn(&spec(version)).expect("learn"))
 }
@@ -132,12 +140,8 @@ fn learned_2_1_332_launch_agrees_with_300_real_runs() {
     }
     assert_markers_reproduced(&l);
 
-    let payloads: Vec<Payload> = hazard_payloads(300, 72332)
-        .into_iter()
-        .map(|(id, command)| Payload { id, command })
-        .collect();
     let t = Instant::now();
-    let observed = run_observed(&spec("2.1.332"), &payloads).expect("real runs");
+    let observed = run_observed(&spec("2.1.332"), &payloads()).expect("real runs");
     let rep = agree_observed_launch("2.1.332", &l.launch, &observed).expect("agree");
     let bad: Vec<String> = rep.disagreements().into_iter().map(agreement_line).collect();
     eprintln!(
@@ -189,4 +193,36 @@ fn learning_2_1_72_finds_its_other_rendering() {
     assert_eq!(bang.probe[0][1..], ["a \\!= b", "x \\! y"]);
     assert_eq!(bang.direct_probe[0][1..], ["a != b", "x ! y"]);
     assert_markers_reproduced(&l);
+
+    // The 300 hazard payloads through real 2.1.72, where many arrive changed: the learned
+    // launch predicts every verdict, and the launch learned from 2.1.332 (which predicts no
+    // change for them) disagrees on exactly the changed ones, so the comparison discriminates.
+    let t = Instant::now();
+    let observed = run_observed(&spec("2.1.72"), &payloads()).expect("real runs");
+    let rep = agree_observed_launch("2.1.72", &l.launch, &observed).expect("agree");
+    let changed = observed.iter().filter(|o| o.verdict != "corresponds").count();
+    eprintln!(
+        "learned {} vs real 2.1.72: {}/{} agree, {changed} observed changed, {:.1} s",
+        l.launch.id,
+        rep.totals["agree"],
+        rep.results.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let bad: Vec<String> = rep.disagreements().into_iter().map(agreement_line).collect();
+    assert_eq!(rep.results.len(), 300);
+    assert!(
+        bad.is_empty(),
+        "the learned launch disagrees with real runs:\n{}",
+        bad.join("\n")
+    );
+    assert!(changed > 0, "no hazard payload changed on 2.1.72");
+    let other = learned("2.1.332").expect("2.1.332 installs like 2.1.72");
+    let cross = agree_observed_launch("2.1.72", &other.launch, &observed).expect("agree");
+    eprintln!(
+        "learned {} vs real 2.1.72: {}/{} agree",
+        other.launch.id,
+        cross.totals["agree"],
+        cross.results.len()
+    );
+    assert_eq!(cross.disagreements().len(), changed);
 }
