@@ -29,11 +29,13 @@ pub enum HarnessCmd {
         format: String,
     },
     /// Learn a launch file from real runs of marker payloads (Claude Code on Linux): the wrapper
-    /// template, payload rendering, shell argv, validation and shadowed programs.
+    /// template, payload rendering, eval, shell argv, validation and shadowed programs.
+    /// `--format json` adds what each marker showed.
     Learn {
         /// `claude-code@VERSION`.
         #[arg(long)]
         harness: String,
+        /// A prebuilt cli.js or native binary (skips the npm install).
         #[arg(long)]
         bin: Option<PathBuf>,
         /// Write the launch file here (else it is printed).
