@@ -85,7 +85,7 @@ pub(crate) fn check(
             }
         }
         "powershell" => {
-            if let Some(at) = ps::parse(&text).error_at {
+            if let Some(at) = ps::error_at(&text) {
                 report.reason = Some(format!(
                     "generation: the emitted text does not parse as PowerShell (tree-sitter-powershell: syntax error at byte {at})"
                 ));
@@ -667,6 +667,32 @@ mod ps {
                 .expect("tree-sitter-powershell grammar matches the tree-sitter runtime");
             p
         });
+    }
+
+    thread_local! {
+        /// First syntax errors by text: every PowerShell launch asks it of the same emitted
+        /// text, and error recovery on a text that does not parse is the costly part.
+        static ERRORS: std::cell::RefCell<std::collections::HashMap<String, Option<usize>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+
+    /// [`parse`]'s `error_at`, memoised per thread (texts up to 16 KiB, 1,024 entries).
+    pub fn error_at(src: &str) -> Option<usize> {
+        if src.len() > 16 * 1024 {
+            return parse(src).error_at;
+        }
+        if let Some(v) = ERRORS.with(|m| m.borrow().get(src).copied()) {
+            return v;
+        }
+        let v = parse(src).error_at;
+        ERRORS.with(|m| {
+            let mut m = m.borrow_mut();
+            if m.len() >= 1024 {
+                m.clear();
+            }
+            m.insert(src.to_string(), v);
+        });
+        v
     }
 
     fn with_tree<T>(src: &str, f: impl FnOnce(Node<'_>) -> T) -> Option<T> {

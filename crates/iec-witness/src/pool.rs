@@ -192,7 +192,7 @@ impl BashPool {
         };
         let out = f(&mut server);
         drop(pin);
-        if out.is_ok() && !self.cold {
+        if out.is_ok() && !self.cold && !server.worn_out() {
             self.idle.lock().unwrap().push(server);
         }
         out

@@ -78,6 +78,10 @@ pub struct BashServer {
     kind: Kind,
     /// What the server was started for (a parse server without the filter is a general one).
     role: Kind,
+    /// Requests answered. A text that breaks out of its function body may leave functions
+    /// defined in the server, and `declare -F` lists them in every later expansion reply, so a
+    /// long-lived server grows: the pool retires servers after [`BashServer::RETIRE_AFTER`].
+    served: usize,
 }
 
 /// Whether this system lets us start the witness without network (`unshare -n`), probed once.
@@ -345,6 +349,7 @@ impl BashServer {
             cpu,
             kind,
             role,
+            served: 0,
             child,
             stdin,
             stdout,
@@ -394,14 +399,32 @@ impl BashServer {
         }
         self.stdin.write_all(&[mode as u8, b'\n'])?;
         self.stdin.flush()?;
+        self.served += 1;
         let body = self.read_field()?;
         let status = self.read_field()?;
         Ok((body, String::from_utf8_lossy(&status).into_owned()))
     }
 
+    /// Requests a server answers before the pool retires it.
+    pub const RETIRE_AFTER: usize = 2000;
+    /// The longest reply field read; a longer one ends the server (an expansion that explodes,
+    /// such as a brace range of millions of words, must not exhaust the caller's memory).
+    pub const MAX_REPLY: u64 = 64 << 20;
+
+    /// Whether the server has answered enough requests to be retired.
+    pub fn worn_out(&self) -> bool {
+        self.served >= Self::RETIRE_AFTER
+    }
+
     fn read_field(&mut self) -> Result<Vec<u8>, WitnessError> {
         let mut buf = Vec::new();
-        let n = self.stdout.read_until(0, &mut buf)?;
+        let n = std::io::Read::take(&mut self.stdout, Self::MAX_REPLY).read_until(0, &mut buf)?;
+        if n as u64 >= Self::MAX_REPLY && buf.last() != Some(&0) {
+            return Err(WitnessError::Protocol(format!(
+                "witness reply over {} MiB: the words expand to more than a check reads",
+                Self::MAX_REPLY >> 20
+            )));
+        }
         if n == 0 || buf.last() != Some(&0) {
             return Err(WitnessError::Protocol(format!(
                 "witness ended early: {}",

@@ -185,3 +185,23 @@ fn pair_parse_equals_two_parses() {
         }
     }
 }
+
+/// A text that closes its function body early and defines another function (bash accepts it as
+/// a body only because the gate is bypassed here) leaves that function in the server: such
+/// state is why servers are retired after a bounded number of requests, and why a reply is
+/// read only up to a bound.
+#[test]
+fn break_out_state_stays_and_servers_wear_out() {
+    let mut s = BashServer::start().unwrap();
+    let before = s.functions().unwrap();
+    let p = s.parse_unchecked(b":\n}\n__left_behind() {\n:", false).unwrap();
+    assert!(p.parses(), "{p:?}");
+    let after = s.functions().unwrap();
+    assert!(!before.iter().any(|f| f == "__left_behind"), "{before:?}");
+    assert!(after.iter().any(|f| f == "__left_behind"), "{after:?}");
+    assert!(!s.worn_out());
+    for _ in 0..BashServer::RETIRE_AFTER {
+        s.parse_unchecked(b"echo hi", false).unwrap();
+    }
+    assert!(s.worn_out());
+}
