@@ -32,7 +32,7 @@ use crate::driver::{
     Launcher, LogMark, PayloadResult, Sandbox,
 };
 use crate::probe;
-use crate::server::{ReplayServer, Script, ToolResult};
+use crate::server::{ReplayHandle, ReplayServer, Script, ToolResult};
 
 /// The Codex version the tests and the launch files are about.
 pub const CODEX_VERSION: &str = "0.171.0";
@@ -267,12 +267,44 @@ pub fn run_codex_with(opts: &CodexOptions) -> anyhow::Result<HarnessRun> {
         .envs(sb.env())
         .env("CODEX_HOME", &codex_home)
         .env("OPENAI_API_KEY", "sk-test");
+    replayed_run(
+        cmd,
+        &sb,
+        server,
+        &marks,
+        launcher,
+        &opts.version,
+        &opts.payloads,
+        opts.timeout,
+        command_of,
+        pick_outer,
+    )
+}
+
+/// Runs a harness command against the replay server and assembles its [`HarnessRun`]: each
+/// payload's turn window of the witness logs, the tool result and echoed command the server
+/// recorded, and the direct `bash -c` reference run. Shared by the Codex and Gemini CLI drivers,
+/// which differ in how they start the harness, where its command sits in a call and which
+/// logged string is its wrapper.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn replayed_run(
+    cmd: Command,
+    sb: &Sandbox,
+    server: ReplayHandle,
+    marks: &Mutex<Vec<Option<LogMark>>>,
+    launcher: Launcher,
+    version: &str,
+    payloads: &[String],
+    timeout: Duration,
+    command_of: fn(&Value) -> Option<String>,
+    pick_outer: fn(&[String], &str) -> Option<String>,
+) -> anyhow::Result<HarnessRun> {
     let started = Instant::now();
-    let fin = run_bounded(cmd, &sb.tmp, "harness", opts.timeout, &sb.marker())?;
+    let fin = run_bounded(cmd, &sb.tmp, "harness", timeout, &sb.marker())?;
     let elapsed_ms = started.elapsed().as_millis();
     let requests = server.requests();
     let unknown_paths = server.unknown_paths();
-    let n = opts.payloads.len();
+    let n = payloads.len();
     let tool_results: Vec<Option<ToolResult>> = (0..n).map(|k| server.tool_result(k)).collect();
     let echoed: Vec<Option<String>> = (0..n)
         .map(|k| server.echoed_input(k).as_ref().and_then(command_of))
@@ -284,8 +316,8 @@ pub fn run_codex_with(opts: &CodexOptions) -> anyhow::Result<HarnessRun> {
     let parts = turn_windows(&marks, &bash_bytes, &probe_bytes, n);
     let mut results = Vec::new();
     for (k, ((strings, probes), tool_result)) in parts.into_iter().zip(tool_results).enumerate() {
-        let payload = opts.payloads[k].clone();
-        let direct = direct_run(&sb, &payload, k, opts.timeout)?;
+        let payload = payloads[k].clone();
+        let direct = direct_run(sb, &payload, k, timeout)?;
         results.push(PayloadResult {
             outer: pick_outer(&strings, &payload),
             emitted: payload.clone(),
@@ -299,7 +331,7 @@ pub fn run_codex_with(opts: &CodexOptions) -> anyhow::Result<HarnessRun> {
         });
     }
     Ok(HarnessRun {
-        version: opts.version.clone(),
+        version: version.to_string(),
         launcher,
         results,
         exit_code: fin.exit_code,

@@ -25,19 +25,15 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
 use crate::agree::{observe, Observed, ObservedDivergence, Payload, RunSpec};
-use crate::driver::{
-    direct_run, find_probe, harness_cache_dir, run_bounded, split_bash_log, turn_windows, HarnessRun,
-    Launcher, LogMark, PayloadResult, Sandbox,
-};
+use crate::driver::{find_probe, harness_cache_dir, HarnessRun, Launcher, LogMark, PayloadResult, Sandbox};
 use crate::gemini_api::shell_output;
-use crate::probe;
-use crate::server::{ReplayServer, Script, ToolResult};
+use crate::server::{ReplayServer, Script};
 
 /// The Gemini CLI version the tests and the launch file are about.
 pub const GEMINI_CLI_VERSION: &str = "0.61.0";
@@ -215,53 +211,18 @@ pub fn run_gemini_with(opts: &GeminiOptions) -> anyhow::Result<HarnessRun> {
         .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
         .env("GEMINI_API_KEY", "replay-key")
         .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
-    let started = Instant::now();
-    let fin = run_bounded(cmd, &sb.tmp, "harness", opts.timeout, &sb.marker())?;
-    let elapsed_ms = started.elapsed().as_millis();
-    let requests = server.requests();
-    let unknown_paths = server.unknown_paths();
-    let n = opts.payloads.len();
-    let tool_results: Vec<Option<ToolResult>> = (0..n).map(|k| server.tool_result(k)).collect();
-    let echoed: Vec<Option<String>> = (0..n)
-        .map(|k| server.echoed_input(k).as_ref().and_then(command_of))
-        .collect();
-    server.shutdown();
-
-    let (bash_bytes, probe_bytes) = sb.read_logs();
-    let marks = marks.lock().unwrap().clone();
-    let parts = turn_windows(&marks, &bash_bytes, &probe_bytes, n);
-    let mut results = Vec::new();
-    for (k, ((strings, probes), tool_result)) in parts.into_iter().zip(tool_results).enumerate() {
-        let payload = opts.payloads[k].clone();
-        let direct = direct_run(&sb, &payload, k, opts.timeout)?;
-        results.push(PayloadResult {
-            outer: pick_outer(&strings, &payload),
-            emitted: payload.clone(),
-            echoed: echoed[k].clone(),
-            hook_input: None,
-            payload,
-            bash_strings: strings,
-            probe: probes,
-            tool_result,
-            direct,
-        });
-    }
-    Ok(HarnessRun {
-        version: opts.version.clone(),
+    crate::codex::replayed_run(
+        cmd,
+        &sb,
+        server,
+        &marks,
         launcher,
-        results,
-        exit_code: fin.exit_code,
-        timed_out: fin.timed_out,
-        elapsed_ms,
-        stdout: fin.stdout,
-        stderr: fin.stderr,
-        requests,
-        unknown_paths,
-        bash_log: split_bash_log(&bash_bytes),
-        probe_log: probe::parse_log(&probe_bytes),
-        hook_log: vec![],
-        hook_stderr: String::new(),
-    })
+        &opts.version,
+        &opts.payloads,
+        opts.timeout,
+        command_of,
+        pick_outer,
+    )
 }
 
 /// The command text inside Gemini CLI's wrapper (between the `trap … EXIT` line and the closing
