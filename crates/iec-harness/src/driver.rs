@@ -71,7 +71,8 @@ pub struct RunOptions {
     /// `~/.claude/settings.json` that records its stdin: what the harness hands a hook.
     pub hook_witness: bool,
     /// An extra PreToolUse hook command (a shell command line, as in Claude Code's settings),
-    /// installed for `Bash` in the same matcher group as, and after, the recording hook. Claude
+    /// installed for `Bash`; with the recording hook on, one hook command records the document
+    /// and then pipes it to this one (parallel hooks would race for the decision). Claude
     /// Code applies its decision: `updatedInput` replaces the call's input, `deny` refuses it.
     /// The hook runs with the sandbox's environment (its `PATH`, `HOME`, witnesses); its stderr
     /// is appended to a sandbox file, returned as [`HarnessRun::hook_stderr`].
@@ -360,26 +361,38 @@ impl Sandbox {
         v
     }
 
-    /// Writes `~/.claude/settings.json` with one PreToolUse matcher group for `Bash`: the hook
-    /// that records its stdin (when `witness`), then `extra` (a hook that may decide).
+    /// Writes `~/.claude/settings.json` with one PreToolUse hook for `Bash`: the recorder of its
+    /// stdin (when `witness`), then `extra` (a hook that may decide) in the same command.
     fn install_hooks(&self, witness: bool, extra: Option<&str>) -> anyhow::Result<()> {
         let dir = self.home.join(".claude");
         std::fs::create_dir_all(&dir)?;
         let mut hooks = Vec::new();
-        if witness {
-            // The sandbox path is a tempdir name (alphanumeric), so plain single quotes suffice.
-            let command = format!(
-                "'{}' '{}'",
-                self.bin.join(probe::HOOK_RECORDER_NAME).display(),
-                self.hook_log.display()
-            );
-            hooks.push(serde_json::json!({"type": "command", "command": command, "timeout": 30}));
-        }
-        if let Some(extra) = extra {
-            // A group keeps the hook's own exit status and stdout (its decision) and records
-            // what it says on stderr (a hook that fails open says why there).
-            let command = format!("{{ {extra}\n}} 2>>'{}'", self.hook_stderr.display());
-            hooks.push(serde_json::json!({"type": "command", "command": command, "timeout": 60}));
+        // The sandbox path is a tempdir name (alphanumeric), so plain single quotes suffice.
+        let recorder = format!(
+            "'{}' '{}'",
+            self.bin.join(probe::HOOK_RECORDER_NAME).display(),
+            self.hook_log.display()
+        );
+        match (witness, extra) {
+            (true, None) => {
+                hooks.push(serde_json::json!({"type": "command", "command": recorder, "timeout": 30}));
+            }
+            (witness, Some(extra)) => {
+                // A group keeps the hook's own exit status and stdout (its decision) and records
+                // what it says on stderr (a hook that fails open says why there).
+                let decide = format!("{{ {extra}\n}} 2>>'{}'", self.hook_stderr.display());
+                // Claude Code runs a call's PreToolUse hooks in parallel, and every result after
+                // an `allow` yields the aggregated `allow` again with that later hook's own
+                // (absent) `updatedInput` (2.1.72's cli.js): a recorder that finished after the
+                // deciding hook would drop its rewrite. So one command records, then decides.
+                let command = if witness {
+                    format!("d=$(cat); printf '%s\\n' \"$d\" | {recorder}; printf '%s\\n' \"$d\" | {decide}")
+                } else {
+                    decide
+                };
+                hooks.push(serde_json::json!({"type": "command", "command": command, "timeout": 60}));
+            }
+            (false, None) => {}
         }
         if hooks.is_empty() {
             return Ok(());

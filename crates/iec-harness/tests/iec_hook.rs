@@ -188,17 +188,9 @@ fn run_all(
         let mut opts = RunOptions::new(VERSION, None, &refs);
         opts.timeout = Duration::from_secs(120);
         opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-        // Claude Code runs a call's PreToolUse hooks in parallel and keeps the `updatedInput` of
-        // the hook that finishes last (2.1.72's cli.js: every result after an `allow` yields the
-        // aggregated `allow` again, with that later hook's own, absent, `updatedInput`): a
-        // recording hook that finishes after the iec hook would drop its repair. So with an iec
-        // hook, one hook command records the document and then runs the iec hook on it.
-        if let Some(h) = hook {
-            opts.hook_witness = false;
-            opts.hook_command = Some(format!(
-                "d=$(cat); printf '%s\\n' \"$d\" | iec-hook-recorder \"$HOME/../hook.log\"; printf '%s\\n' \"$d\" | {h}"
-            ));
-        }
+        // The driver records the hook document and then pipes it to the iec hook in one hook
+        // command (parallel hooks would race for the decision; see RunOptions::hook_command).
+        opts.hook_command = hook.map(String::from);
         let run = run_claude_code_with(&opts).expect("harness run");
         check_run(&run, chunk.len());
         eprintln!(
