@@ -308,6 +308,49 @@ pub fn check(
     pool: &BashPool,
     opts: Options,
 ) -> Result<CheckReport, CheckError> {
+    match check_within_limits(launch, call, pool, opts) {
+        Err(CheckError::Witness(WitnessError::Limit(why))) => {
+            let shown = shown_command(launch, call);
+            let ex = exposure(&shown);
+            Ok(CheckReport {
+                launch: launch.id.clone(),
+                verdict: Verdict::Unknown,
+                exposed: !ex.is_empty(),
+                exposure: ex,
+                first_divergence: None,
+                hops: vec![],
+                reason: Some(format!("a witness could not answer: {why}")),
+                attribution: Some(WITNESS_LIMIT.into()),
+                shortcut: None,
+            })
+        }
+        r => r,
+    }
+}
+
+/// The `attribution` of an `unknown` report whose witness hit a limit (see
+/// [`WitnessError::Limit`]): the text may be fine, the check cannot tell.
+pub const WITNESS_LIMIT: &str = "witness-limit";
+
+/// The command as one text, for exposure: an argv is shown joined with spaces.
+fn shown_command(launch: &Launch, call: &Call) -> String {
+    match launch.command_of(&call.input) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| v.as_str().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+fn check_within_limits(
+    launch: &Launch,
+    call: &Call,
+    pool: &BashPool,
+    opts: Options,
+) -> Result<CheckReport, CheckError> {
     if let Some(w) = &launch.windows {
         return windows::check(launch, w, call, pool, opts);
     }
@@ -322,16 +365,7 @@ pub fn check(
         parsed: Default::default(),
         shortcut: Default::default(),
     };
-    let shown = match launch.command_of(&call.input) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| v.as_str().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => String::new(),
-    };
-    let ex = exposure(&shown);
+    let ex = exposure(&shown_command(launch, call));
     let mut report = CheckReport {
         launch: launch.id.clone(),
         verdict: Verdict::Unknown,

@@ -124,6 +124,16 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
                 check: None,
             })
         }
+        Verdict::Unknown if report.attribution.as_deref() == Some(iec_protocol::WITNESS_LIMIT) => {
+            return Ok(refuse(
+                "tool-input",
+                format!(
+                    "{}. iec delivers only what it has verified. Make the expansion smaller (a brace \
+                     range or glob of millions of words), or write the command to a file and run the file.",
+                    report.reason.clone().unwrap_or_default()
+                ),
+            ));
+        }
         Verdict::Unknown => {
             let reason = report.reason.clone().unwrap_or_default();
             return Ok(refuse(
@@ -181,7 +191,15 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         "bash-c" => &candidate["bash -c ".len()..],
         _ => &candidate["eval ".len()..],
     };
-    let e = pool.expand_words(word.as_bytes())?;
+    let e = match pool.expand_words(word.as_bytes()) {
+        Err(iec_witness::WitnessError::Limit(why)) => {
+            return Ok(refuse(
+                &hop,
+                format!("the {rendering} rendering could not be verified: {why}; write the command to a file and run the file"),
+            ))
+        }
+        e => e?,
+    };
     if e.broke_out || e.status != 0 || e.args != [text.clone()] {
         return Ok(refuse(
             &hop,

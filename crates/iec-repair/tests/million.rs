@@ -182,6 +182,8 @@ struct Stats {
     single_runs: usize,
     reruns: usize,
     changed: Vec<String>,
+    /// Refusals because a witness hit a limit (timeout, memory, reply cap): which string.
+    limited: Vec<String>,
     real_time: Duration,
 }
 
@@ -193,6 +195,7 @@ impl Stats {
                 e[i] += v[i];
             }
         }
+        self.limited.extend(o.limited);
         for (k, v) in o.reasons {
             *self.reasons.entry(k).or_default() += v;
         }
@@ -419,6 +422,10 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
                                             ));
                                         }
                                         st.outcomes.entry(key).or_default()[2] += 1;
+                                        if reason.contains("witness could not answer") || reason.contains("could not be verified") {
+                                            let head: String = text.chars().take(60).collect();
+                                            st.limited.push(format!("{} {way:?} #{i} ({} bytes, {head:?}…): {reason}", l.id, text.len()));
+                                        }
                                         *st.reasons.entry(reason_class(&hop, &reason)).or_default() += 1;
                                     }
                                 }
@@ -495,6 +502,10 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
     println!("top refusal reasons ({} classes):", reasons.len());
     for (r, c) in reasons.iter().take(12) {
         println!("  {c:>9}  {r}");
+    }
+    println!("refused because a witness hit a limit: {}", st.limited.len());
+    for l in st.limited.iter().take(10) {
+        println!("  {l}");
     }
     let verified: usize = st.verified.values().sum();
     println!(

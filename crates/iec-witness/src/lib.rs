@@ -24,7 +24,7 @@ pub mod spawn;
 pub mod tmux;
 
 pub use pool::{global, BashPool, CpuPin};
-pub use server::{bash_path, isolated_network, BashServer, Expansion, Parse};
+pub use server::{bash_path, isolated_network, request_timeout, BashServer, Expansion, Parse};
 
 /// Errors of the witnesses themselves (not of the text being checked).
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +43,11 @@ pub enum WitnessError {
     /// The witness answered something this crate does not understand.
     #[error("witness protocol error: {0}")]
     Protocol(String),
+    /// The witness could not answer within its limits (a reply over [`BashServer::MAX_REPLY`],
+    /// or no reply within [`request_timeout`]): a property of the text, such as a brace
+    /// range of millions of words, not a fault. A check reports it as `unknown`.
+    #[error("witness limit: {0}")]
+    Limit(String),
     /// The text contains a NUL byte, which no shell can receive.
     #[error("text contains a NUL byte at offset {0}; a shell cannot receive it")]
     Nul(usize),

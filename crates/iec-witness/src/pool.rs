@@ -268,6 +268,20 @@ impl BashPool {
     /// As [`BashPool::expand_words`], with dash's word rules where bash can follow them (see
     /// [`BashServer::expand_words_as`]).
     pub fn expand_words_as(&self, words: &[u8], posix_words: bool) -> Result<Expansion, WitnessError> {
+        // Words that do not parse are answered by a parse server, never sent to an expansion
+        // server: bash 5.2 keeps the state of an unterminated `[[` after the syntax error, so
+        // the guard's own `[[ … ]]` in the DEBUG trap no longer parses, every later command of
+        // the server is skipped (the guard fails closed) and it loops printing the error.
+        let mut line = b"__iec_rec ".to_vec();
+        line.extend_from_slice(words);
+        if let Parse::Error { message } = self.parse(&line, false)? {
+            return Ok(Expansion {
+                args: vec![],
+                status: 2,
+                diagnostics: message,
+                broke_out: false,
+            });
+        }
         self.with_server(false, |s| {
             let e = s.expand_words_as(words, posix_words)?;
             if e.broke_out {

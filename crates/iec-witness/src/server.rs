@@ -11,6 +11,15 @@ use std::sync::OnceLock;
 
 const SCRIPT: &str = include_str!("server.bash");
 
+/// A text whose canonical form every server gives the same way while its parser is sound. Some
+/// syntax errors leave state behind in bash 5.2: after an unterminated `[[`, the next parse of
+/// `echo [[ x ]]` fails. A server asks the canary after every parse error and is retired when the
+/// answer changed.
+const CANARY: &[u8] = b"[[ -n x && x == y* ]] && (( 1 + 2 )); case x in x) echo \"$(echo [[ a ]])\" ;; esac\nfor i in 1; do [ -n \"${i:-[[}\" ]; done <<'E'\n[[\nE";
+
+/// Address space a witness bash may use (`RLIMIT_AS`); bash itself needs a few MiB.
+const MAX_MEMORY: u64 = 2 << 30;
+
 /// bash's verdict on a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Parse {
@@ -65,7 +74,7 @@ pub struct Expansion {
 pub struct BashServer {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<PipeReader>,
+    stdout: BufReader<TimedPipe>,
     dir: tempfile::TempDir,
     /// The request file, kept open: rewriting it in place costs two system calls instead of a
     /// path lookup, an open, a write and a close.
@@ -82,6 +91,10 @@ pub struct BashServer {
     /// defined in the server, and `declare -F` lists them in every later expansion reply, so a
     /// long-lived server grows: the pool retires servers after [`BashServer::RETIRE_AFTER`].
     served: usize,
+    /// This server's own answer to [`CANARY`] when it was fresh.
+    canary: Vec<u8>,
+    /// A parse error left bash's parser in a state that changes later answers.
+    poisoned: bool,
 }
 
 /// Whether this system lets us start the witness without network (`unshare -n`), probed once.
@@ -309,13 +322,25 @@ impl BashServer {
             .env("HOME", dir.path())
             .current_dir(dir.path())
             .stdin(Stdio::piped());
-        if let Some((_, jail)) = jail {
-            // SAFETY: `enter` makes only async-signal-safe syscalls on memory built before the
-            // fork.
-            unsafe {
-                use std::os::unix::process::CommandExt;
-                cmd.pre_exec(move || jail.enter());
-            }
+        // SAFETY: `setrlimit` and `enter` make only async-signal-safe syscalls on memory built
+        // before the fork.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(move || {
+                // A text that expands to millions of words makes bash allocate gigabytes before
+                // any reply cap is reached; past this limit bash fails the allocation and ends.
+                let limit = libc::rlimit {
+                    rlim_cur: MAX_MEMORY,
+                    rlim_max: MAX_MEMORY,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                match &jail {
+                    Some((_, jail)) => jail.enter(),
+                    None => Ok(()),
+                }
+            });
         }
         // stdout and stderr share one pipe so that bash's diagnostics arrive in order.
         let (reader, writer) = std::io::pipe()?;
@@ -332,7 +357,13 @@ impl BashServer {
             .write(true)
             .create_new(true)
             .open(dir.path().join(format!("req-{nonce}")))?;
-        let stdout = BufReader::with_capacity(1 << 16, reader);
+        let stdout = BufReader::with_capacity(
+            1 << 16,
+            TimedPipe {
+                pipe: reader,
+                deadline: None,
+            },
+        );
         let cpu = cpu.filter(|&c| {
             // SAFETY: a zeroed cpu set with one bit set, for the child's pid.
             unsafe {
@@ -345,22 +376,46 @@ impl BashServer {
                 ) == 0
             }
         });
-        Ok(BashServer {
+        let mut server = BashServer {
             cpu,
             kind,
             role,
             served: 0,
+            canary: Vec::new(),
+            poisoned: false,
             child,
             stdin,
             stdout,
             dir,
             req_file,
             buf: Vec::new(),
-        })
+        };
+        let (body, status) = server.raw_request('P', CANARY)?;
+        if status != "OK" {
+            return Err(WitnessError::Protocol(format!(
+                "a fresh witness does not parse its canary: {status} {}",
+                String::from_utf8_lossy(&body)
+            )));
+        }
+        server.canary = body;
+        Ok(server)
+    }
+
+    /// Sends one request; after a parse error, asks the canary again and retires the server
+    /// when the answer changed (see [`CANARY`]).
+    fn request(&mut self, mode: char, text: &[u8]) -> Result<(Vec<u8>, String), WitnessError> {
+        let out = self.raw_request(mode, text)?;
+        if matches!(mode, 'P' | 'X' | 'V' | 'W' | 'Q' | 'R') && out.1 != "OK" {
+            let (body, status) = self.raw_request('P', CANARY)?;
+            if status != "OK" || body != self.canary {
+                self.poisoned = true;
+            }
+        }
+        Ok(out)
     }
 
     /// Sends one request; returns (body or diagnostics, status).
-    fn request(&mut self, mode: char, text: &[u8]) -> Result<(Vec<u8>, String), WitnessError> {
+    fn raw_request(&mut self, mode: char, text: &[u8]) -> Result<(Vec<u8>, String), WitnessError> {
         if let Some(i) = text
             .iter()
             .position(|&b| b == 0)
@@ -400,8 +455,10 @@ impl BashServer {
         self.stdin.write_all(&[mode as u8, b'\n'])?;
         self.stdin.flush()?;
         self.served += 1;
-        let body = self.read_field()?;
-        let status = self.read_field()?;
+        self.stdout.get_mut().deadline = Some(std::time::Instant::now() + request_timeout());
+        let out = self.read_field().and_then(|body| Ok((body, self.read_field()?)));
+        self.stdout.get_mut().deadline = None;
+        let (body, status) = out?;
         Ok((body, String::from_utf8_lossy(&status).into_owned()))
     }
 
@@ -413,19 +470,37 @@ impl BashServer {
 
     /// Whether the server has answered enough requests to be retired.
     pub fn worn_out(&self) -> bool {
-        self.served >= Self::RETIRE_AFTER
+        self.served >= Self::RETIRE_AFTER || self.poisoned
     }
 
     fn read_field(&mut self) -> Result<Vec<u8>, WitnessError> {
         let mut buf = Vec::new();
-        let n = std::io::Read::take(&mut self.stdout, Self::MAX_REPLY).read_until(0, &mut buf)?;
+        let n = match std::io::Read::take(&mut self.stdout, Self::MAX_REPLY).read_until(0, &mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                // The server is mid-request; the caller drops it (which kills it).
+                return Err(WitnessError::Limit(format!(
+                    "no witness reply within {} s (IEC_WITNESS_TIMEOUT_SECS): the text asks bash for more work than a check does",
+                    request_timeout().as_secs_f64()
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
         if n as u64 >= Self::MAX_REPLY && buf.last() != Some(&0) {
-            return Err(WitnessError::Protocol(format!(
+            return Err(WitnessError::Limit(format!(
                 "witness reply over {} MiB: the words expand to more than a check reads",
                 Self::MAX_REPLY >> 20
             )));
         }
         if n == 0 || buf.last() != Some(&0) {
+            let said = String::from_utf8_lossy(&buf);
+            if said.contains("cannot allocate") {
+                return Err(WitnessError::Limit(format!(
+                    "the witness ran out of its {} MiB of memory: {}",
+                    MAX_MEMORY >> 20,
+                    said.trim_end()
+                )));
+            }
             return Err(WitnessError::Protocol(format!(
                 "witness ended early: {}",
                 String::from_utf8_lossy(&buf)
@@ -577,6 +652,61 @@ impl BashServer {
     /// Process id of the bash (or unshare) process.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+}
+
+/// How long one request may take: `$IEC_WITNESS_TIMEOUT_SECS` (decimal seconds), else 20 s.
+/// A warm request takes micro- to milliseconds; what runs longer is bash expanding something
+/// huge (a brace range of millions of words), which no check needs.
+pub fn request_timeout() -> std::time::Duration {
+    static T: OnceLock<std::time::Duration> = OnceLock::new();
+    *T.get_or_init(|| {
+        std::env::var("IEC_WITNESS_TIMEOUT_SECS")
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map_or(
+                std::time::Duration::from_secs(20),
+                std::time::Duration::from_secs_f64,
+            )
+    })
+}
+
+/// The server's stdout pipe, with a deadline for the reply being read.
+struct TimedPipe {
+    pipe: PipeReader,
+    deadline: Option<std::time::Instant>,
+}
+
+impl std::io::Read for TimedPipe {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        if let Some(deadline) = self.deadline {
+            loop {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return Err(std::io::ErrorKind::TimedOut.into());
+                }
+                let mut fds = libc::pollfd {
+                    fd: self.pipe.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+                // SAFETY: one valid pollfd for the duration of the call.
+                let r = unsafe { libc::poll(&mut fds, 1, ms) };
+                if r > 0 {
+                    break;
+                }
+                if r < 0 {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        self.pipe.read(out)
     }
 }
 

@@ -205,3 +205,41 @@ fn break_out_state_stays_and_servers_wear_out() {
     }
     assert!(s.worn_out());
 }
+
+/// bash 5.2 keeps parser state after an unterminated `[[`: the next text the same process parses
+/// (`echo [[ x ]]`) is rejected. A server notices by its canary and is retired, so the pool
+/// answers right (without the canary the pool would call `echo [[ x ]]` end-only).
+#[test]
+fn an_unterminated_conditional_retires_its_server() {
+    let mut s = BashServer::start_parse_only(None).unwrap();
+    assert!(!s.worn_out());
+    assert!(matches!(
+        s.parse_unchecked(b"a;[[", false).unwrap(),
+        Parse::Error { .. }
+    ));
+    assert!(s.worn_out(), "the canary did not see the leftover state");
+    // Other syntax errors leave the server in service.
+    let mut t = BashServer::start_parse_only(None).unwrap();
+    assert!(matches!(
+        t.parse_unchecked(b"echo 'x", false).unwrap(),
+        Parse::Error { .. }
+    ));
+    assert!(matches!(
+        t.parse_unchecked(b"if", false).unwrap(),
+        Parse::Error { .. }
+    ));
+    assert!(!t.worn_out());
+
+    let pool = BashPool::new();
+    for _ in 0..3 {
+        assert!(matches!(pool.parse(b"a;[[", false).unwrap(), Parse::Error { .. }));
+        assert_eq!(
+            pool.parse(b"echo [[ x ]]", false).unwrap().canonical(),
+            Some("    echo [[ x ]]")
+        );
+    }
+    // Expanding such words never reaches an expansion server (whose guard it would break).
+    let e = pool.expand_words(b"a;[[").unwrap();
+    assert_eq!((e.args.len(), e.status, e.broke_out), (0, 2, false));
+    assert_eq!(pool.expand_words(b"'[[' x").unwrap().args, ["[[", "x"]);
+}
