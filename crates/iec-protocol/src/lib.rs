@@ -309,21 +309,11 @@ pub fn check(
     opts: Options,
 ) -> Result<CheckReport, CheckError> {
     match check_within_limits(launch, call, pool, opts) {
-        Err(CheckError::Witness(WitnessError::Limit(why))) => {
-            let shown = shown_command(launch, call);
-            let ex = exposure(&shown);
-            Ok(CheckReport {
-                launch: launch.id.clone(),
-                verdict: Verdict::Unknown,
-                exposed: !ex.is_empty(),
-                exposure: ex,
-                first_divergence: None,
-                hops: vec![],
-                reason: Some(format!("a witness could not answer: {why}")),
-                attribution: Some(WITNESS_LIMIT.into()),
-                shortcut: None,
-            })
-        }
+        Err(CheckError::Witness(WitnessError::Limit(why))) => Ok(CheckReport {
+            reason: Some(format!("a witness could not answer: {why}")),
+            attribution: Some(WITNESS_LIMIT.into()),
+            ..unknown_report(launch, call)
+        }),
         r => r,
     }
 }
@@ -332,9 +322,10 @@ pub fn check(
 /// [`WitnessError::Limit`]): the text may be fine, the check cannot tell.
 pub const WITNESS_LIMIT: &str = "witness-limit";
 
-/// The command as one text, for exposure: an argv is shown joined with spaces.
-fn shown_command(launch: &Launch, call: &Call) -> String {
-    match launch.command_of(&call.input) {
+/// An `unknown` report of `call` on `launch` with its exposure and nothing else yet.
+fn unknown_report(launch: &Launch, call: &Call) -> CheckReport {
+    // The command as one text: an argv is shown joined with spaces.
+    let shown = match launch.command_of(&call.input) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(a)) => a
             .iter()
@@ -342,6 +333,18 @@ fn shown_command(launch: &Launch, call: &Call) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         _ => String::new(),
+    };
+    let ex = exposure(&shown);
+    CheckReport {
+        launch: launch.id.clone(),
+        verdict: Verdict::Unknown,
+        exposed: !ex.is_empty(),
+        exposure: ex,
+        first_divergence: None,
+        hops: vec![],
+        reason: None,
+        attribution: None,
+        shortcut: None,
     }
 }
 
@@ -365,18 +368,7 @@ fn check_within_limits(
         parsed: Default::default(),
         shortcut: Default::default(),
     };
-    let ex = exposure(&shown_command(launch, call));
-    let mut report = CheckReport {
-        launch: launch.id.clone(),
-        verdict: Verdict::Unknown,
-        exposed: !ex.is_empty(),
-        exposure: ex,
-        first_divergence: None,
-        hops: vec![],
-        reason: None,
-        attribution: None,
-        shortcut: None,
-    };
+    let mut report = unknown_report(launch, call);
 
     // Hop: structured decode. The JSON is already decoded (serde_json is the real receiver);
     // the receipt is the bound value of the tool's `command` argument.
