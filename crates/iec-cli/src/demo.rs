@@ -1,5 +1,6 @@
 //! `iec demo`: a built-in set of hazardous calls checked on every launch, as a matrix.
 
+use crate::out::{out, outln};
 use anyhow::Result;
 use iec_core::Verdict;
 use iec_launches::Catalog;
@@ -39,29 +40,29 @@ pub fn run(json: bool) -> Result<i32> {
             .iter()
             .map(|(name, text, cells)| serde_json::json!({ "call": name, "command": text, "results": cells }))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
     }
-    println!(
+    outln!(
         "Checked without executing anything: {} calls × {} launches.",
         CALLS.len(),
         launches.len()
     );
-    println!("ok = corresponds; hop:mechanism = diverges, s silent / L loud; ? = unknown\n");
+    outln!("ok = corresponds; hop:mechanism = diverges, s silent / L loud; ? = unknown\n");
     for (i, (name, text)) in CALLS.iter().enumerate() {
-        println!(
+        outln!(
             "  C{:<2} {name:<19} {}",
             i + 1,
             text.replace('\n', "⏎").replace('\r', "\\r")
         );
     }
-    print!("\n{:<30}", "launch");
+    out!("\n{:<30}", "launch");
     for i in 0..CALLS.len() {
-        print!(" {:<7}", format!("C{}", i + 1));
+        out!(" {:<7}", format!("C{}", i + 1));
     }
-    println!();
+    outln!();
     for (j, l) in launches.iter().enumerate() {
-        print!("{:<30}", l.id);
+        out!("{:<30}", l.id);
         for (_, _, cells) in &rows {
             let r = &cells[j];
             let cell = match (&r.verdict, &r.first_divergence) {
@@ -74,14 +75,14 @@ pub fn run(json: bool) -> Result<i32> {
                 ),
                 _ => "?".to_string(),
             };
-            print!(" {cell:<7}");
+            out!(" {cell:<7}");
         }
-        println!();
+        outln!();
     }
-    println!(
+    outln!(
         "\nhops: in=tool-input rw=harness-rewrite wr=wrapper sp=spawn sh=shell ev=eval pg=program nt=native tt=terminal"
     );
-    println!("mechanisms: qc=quote-consumption rx=re-expansion tr=truncation ar=arity-change ot=other");
+    outln!("mechanisms: qc=quote-consumption rx=re-expansion tr=truncation ar=arity-change ot=other");
     Ok(0)
 }
 

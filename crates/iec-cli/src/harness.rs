@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::out::{out, outln};
 use anyhow::Result;
 use iec_harness::agree::{
     agree, agreement_line, observed_line, parse_harness, read_payloads, run_document, run_observed, RunSpec,
@@ -86,15 +87,15 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             let spec = m::parse_server(&harness).expect("checked by the guard")?;
             let observed = m::run_observed(&spec, &read_payloads(&payloads)?, &Default::default())?;
             if format == "json" {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&m::run_document(&spec, &observed))?
                 );
             } else {
                 for o in &observed {
-                    println!("{}", observed_line(o));
+                    outln!("{}", observed_line(o));
                 }
-                println!("{}", m::summary_line(&spec, &m::summarize(&observed)));
+                outln!("{}", m::summary_line(&spec, &m::summarize(&observed)));
             }
             Ok(0)
         }
@@ -123,10 +124,10 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
                 } else {
                     iec_harness::codex::run_document(&spec.version, &observed)
                 };
-                println!("{}", serde_json::to_string_pretty(&doc)?);
+                outln!("{}", serde_json::to_string_pretty(&doc)?);
             } else {
                 for o in &observed {
-                    println!("{}", observed_line(o));
+                    outln!("{}", observed_line(o));
                 }
             }
             Ok(0)
@@ -143,10 +144,10 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             let observed = run_observed(&spec, &ps)?;
             if format == "json" {
                 let doc = run_document(&spec.version, &observed);
-                println!("{}", serde_json::to_string_pretty(&doc)?);
+                outln!("{}", serde_json::to_string_pretty(&doc)?);
             } else {
                 for o in &observed {
-                    println!("{}", observed_line(o));
+                    outln!("{}", observed_line(o));
                 }
             }
             Ok(0)
@@ -164,7 +165,7 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             }
             if format == "json" {
                 let doc = learned.document(out.as_deref());
-                println!("{}", serde_json::to_string_pretty(&doc)?);
+                outln!("{}", serde_json::to_string_pretty(&doc)?);
             } else if let Some(path) = &out {
                 eprintln!(
                     "wrote {} ({}, from {} markers in {:.1} s)",
@@ -174,7 +175,7 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
                     learned.elapsed_ms as f64 / 1000.0
                 );
             } else {
-                print!("{}", learned.toml);
+                out!("{}", learned.toml);
             }
             Ok(0)
         }
@@ -211,12 +212,12 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
                 agree(&spec(&harness, bin, batch)?, &launch, &ps)?
             };
             if format == "json" {
-                println!("{}", serde_json::to_string_pretty(&rep)?);
+                outln!("{}", serde_json::to_string_pretty(&rep)?);
             } else {
                 for a in &rep.results {
-                    println!("{}", agreement_line(a));
+                    outln!("{}", agreement_line(a));
                 }
-                println!(
+                outln!(
                     "{} payloads, {} agree, {} disagree",
                     rep.results.len(),
                     rep.totals["agree"],

@@ -2,6 +2,7 @@
 //! goes wrong inside is reported on stderr and the hook exits 0 without output, which leaves the
 //! call to the user's own permission settings (fail open). A refusal is a `deny` decision.
 
+use crate::out::{out, outln};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -113,7 +114,7 @@ pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool, shim: boo
     );
     let text = serde_json::to_string_pretty(&doc)? + "\n";
     if dry_run {
-        print!("{text}");
+        out!("{text}");
         return Ok(0);
     }
     if let Some(dir) = path.parent() {
@@ -122,9 +123,9 @@ pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool, shim: boo
     let tmp = path.with_extension("json.iec-tmp");
     std::fs::write(&tmp, &text)?;
     std::fs::rename(&tmp, &path)?;
-    println!("iec: PreToolUse hook for Bash written to {}", path.display());
+    outln!("iec: PreToolUse hook for Bash written to {}", path.display());
     if shim {
-        println!("iec: CLAUDE_CODE_SHELL={} (the shell shim)", shim_path.display());
+        outln!("iec: CLAUDE_CODE_SHELL={} (the shell shim)", shim_path.display());
     }
     Ok(0)
 }

@@ -4,12 +4,14 @@ mod daemon;
 mod demo;
 mod harness;
 mod hook;
+mod out;
 mod text;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use iec_core::{Call, CheckReport, Verdict};
 use iec_launches::Catalog;
+use out::{out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -209,7 +211,7 @@ fn main() -> ExitCode {
         .is_some_and(|n| n == "argvprobe")
     {
         let args: Vec<_> = std::env::args_os().skip(1).collect();
-        println!("{}", iec_witness::argvprobe::record(&args));
+        outln!("{}", iec_witness::argvprobe::record(&args));
         return ExitCode::SUCCESS;
     }
     let cli = Cli::parse();
@@ -282,12 +284,12 @@ fn run(cli: Cli) -> Result<i32> {
             }
             match format {
                 Format::Json if launch == "all" => {
-                    println!("{}", serde_json::to_string_pretty(&reports)?)
+                    outln!("{}", serde_json::to_string_pretty(&reports)?)
                 }
-                Format::Json => println!("{}", serde_json::to_string_pretty(&reports[0])?),
+                Format::Json => outln!("{}", serde_json::to_string_pretty(&reports[0])?),
                 Format::Text => {
                     for r in &reports {
-                        print!("{}", text::report(r));
+                        out!("{}", text::report(r));
                     }
                 }
             }
@@ -315,14 +317,14 @@ fn run(cli: Cli) -> Result<i32> {
                 .unwrap()
                 .insert("launch".into(), serde_json::Value::String(l.id.clone()));
             match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&v)?),
+                Format::Json => outln!("{}", serde_json::to_string_pretty(&v)?),
                 Format::Text => match &out {
                     iec_repair::Outcome::Deliver { repaired: false, .. } => {
-                        println!("{}: deliver unchanged (corresponds)", l.id)
+                        outln!("{}: deliver unchanged (corresponds)", l.id)
                     }
                     iec_repair::Outcome::Deliver {
                         hop, rendering, call, ..
-                    } => println!(
+                    } => outln!(
                         "{}: deliver repaired ({} at hop {})\n  {}",
                         l.id,
                         rendering.as_deref().unwrap_or(""),
@@ -330,7 +332,7 @@ fn run(cli: Cli) -> Result<i32> {
                         call["command"].as_str().unwrap_or("")
                     ),
                     iec_repair::Outcome::Refuse { hop, reason } => {
-                        println!("{}: refuse (hop {hop})\n  {reason}", l.id)
+                        outln!("{}: refuse (hop {hop})\n  {reason}", l.id)
                     }
                 },
             }
@@ -371,11 +373,11 @@ fn run(cli: Cli) -> Result<i32> {
                 })
                 .collect();
             match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&list)?),
+                Format::Json => outln!("{}", serde_json::to_string_pretty(&list)?),
                 Format::Text => {
                     for l in cat.iter() {
                         let hops: Vec<_> = l.hops().iter().map(|h| h.name).collect();
-                        println!(
+                        outln!(
                             "{:<28} {:<16} {:<8} {:<6} {}",
                             l.id,
                             l.harness,
@@ -449,7 +451,7 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(if v.get("error").is_some() { 1 } else { 0 })
         }
         Cmd::Argvprobe { args } => {
-            println!("{}", iec_witness::argvprobe::record(&args));
+            outln!("{}", iec_witness::argvprobe::record(&args));
             Ok(0)
         }
     }
@@ -471,8 +473,8 @@ fn read_stdin_utf8() -> Result<String> {
 
 fn print_value(v: &serde_json::Value, format: Format) -> Result<()> {
     match format {
-        Format::Json => println!("{}", serde_json::to_string(v)?),
-        Format::Text => println!("{}", serde_json::to_string_pretty(v)?),
+        Format::Json => outln!("{}", serde_json::to_string(v)?),
+        Format::Text => outln!("{}", serde_json::to_string_pretty(v)?),
     }
     Ok(())
 }

@@ -517,3 +517,47 @@ fn mcp_subcommand_serves_run() {
         "a != b $HOME"
     );
 }
+
+/// `iec … | head`: a reader that has gone away ends `iec` by SIGPIPE, with nothing on stderr (a
+/// panic in `println!` before), for the table, JSON and demo outputs alike. The read end of the
+/// pipe is closed before `iec` starts, so its first write fails with EPIPE.
+#[test]
+fn a_closed_stdout_ends_iec_by_sigpipe_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    for args in [
+        &["launches"][..],
+        &["launches", "--format", "json"],
+        &["check", "--launch", "all", "--command", "echo 'a != b'"],
+        &["demo"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_iec"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?}", o.status);
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{args:?}");
+    }
+}
+
+/// Any other write error is a runtime error (exit 2) with a message, not a panic.
+#[test]
+fn an_unwritable_stdout_is_a_runtime_error() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_iec"))
+        .args(["launches", "--format", "json"])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("iec: cannot write to stdout: No space left on device"),
+        "{err}"
+    );
+}
