@@ -19,11 +19,10 @@
 //! 127.0.0.1 only.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
 use crate::agree::{observe, Observed, Payload, RunSpec};
@@ -31,6 +30,7 @@ use crate::driver::{
     direct_run, find_probe, harness_cache_dir, run_bounded, split_bash_log, turn_windows, HarnessRun,
     Launcher, LogMark, PayloadResult, Sandbox,
 };
+use crate::npm;
 use crate::probe;
 use crate::server::{ReplayHandle, ReplayServer, Script, ToolResult};
 
@@ -87,58 +87,18 @@ pub fn installed_codex(dir: &Path) -> Option<Launcher> {
 /// native binary) into `~/.cache/iec/harnesses/codex-<ver>` (reused when present), scripts not
 /// run, and returns how to launch the native binary.
 pub fn install_codex(version: &str) -> anyhow::Result<Launcher> {
-    if version.is_empty()
-        || !version
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
-    {
-        bail!("bad Codex version {version:?}");
-    }
-    let cache = harness_cache_dir()?;
-    let dir = cache.join(format!("codex-{version}"));
-    if let Some(l) = installed_codex(&dir) {
-        return Ok(l);
-    }
-    std::fs::create_dir_all(&cache)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("codex-{version}.tmp-"))
-        .tempdir_in(&cache)?;
-    let spec = format!("@openai/codex@{version}");
-    let out = Command::new("npm")
-        .arg("install")
-        .arg("--prefix")
-        .arg(tmp.path())
-        .args(["--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
-        .arg(&spec)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run npm (is node/npm installed?)")?;
-    if !out.status.success() {
-        bail!(
-            "npm install {spec} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    if installed_codex(tmp.path()).is_none() {
-        bail!(
-            "npm installed {spec} but its platform package @openai/{} has no native binary",
-            target_triple().0
-        );
-    }
-    let tmp_path = tmp.keep();
-    match std::fs::rename(&tmp_path, &dir) {
-        Ok(()) => {}
-        Err(_) if installed_codex(&dir).is_some() => {
-            // Another process installed it meanwhile.
-            let _ = std::fs::remove_dir_all(&tmp_path);
-        }
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&tmp_path);
-            return Err(e).context(format!("moving the install to {}", dir.display()));
-        }
-    }
-    installed_codex(&dir).with_context(|| format!("install vanished from {}", dir.display()))
+    npm::check_version("Codex", version)?;
+    let missing = format!(
+        "its platform package @openai/{} has no native binary",
+        target_triple().0
+    );
+    npm::install_cached(
+        &harness_cache_dir()?.join(format!("codex-{version}")),
+        &format!("@openai/codex@{version}"),
+        &[&[]],
+        installed_codex,
+        &missing,
+    )
 }
 
 /// The private `config.toml`: the replay server as the only provider, commands run without

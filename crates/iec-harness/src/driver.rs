@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
+use crate::npm;
 use crate::probe::{self, ProbeRecord, PROBE_LOG_ENV};
 use crate::server::{RecordedRequest, ReplayServer, Script, ToolResult};
 
@@ -193,68 +194,16 @@ pub fn installed_launcher(dir: &Path) -> Option<Launcher> {
 /// (reused when present) and returns how to launch it. Scripts are not run (`--ignore-scripts`):
 /// a pure-JS release runs as `node cli.js`, a native release as its platform package's binary.
 pub fn install_claude_code(version: &str) -> anyhow::Result<Launcher> {
-    if version.is_empty()
-        || !version
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
-    {
-        bail!("bad Claude Code version {version:?}");
-    }
-    let cache = harness_cache_dir()?;
-    let dir = cache.join(format!("claude-code-{version}"));
-    if let Some(l) = installed_launcher(&dir) {
-        return Ok(l);
-    }
-    std::fs::create_dir_all(&cache)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("claude-code-{version}.tmp-"))
-        .tempdir_in(&cache)?;
-    let spec = format!("@anthropic-ai/claude-code@{version}");
+    npm::check_version("Claude Code", version)?;
     // First without optional dependencies (a pure-JS release needs none); a native release keeps
     // its binary in an optional platform package, so a second pass installs those.
-    let mut last_err = String::new();
-    for omit in [true, false] {
-        let mut cmd = Command::new("npm");
-        cmd.arg("install").arg("--prefix").arg(tmp.path()).args([
-            "--ignore-scripts",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ]);
-        if omit {
-            cmd.arg("--omit=optional");
-        }
-        cmd.arg(&spec).stdin(Stdio::null());
-        let out = cmd
-            .output()
-            .with_context(|| "cannot run npm (is node/npm installed?)")?;
-        if !out.status.success() {
-            last_err = format!(
-                "npm install {spec} failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            continue;
-        }
-        if installed_launcher(tmp.path()).is_some() {
-            let tmp_path = tmp.keep();
-            match std::fs::rename(&tmp_path, &dir) {
-                Ok(()) => {}
-                Err(_) if installed_launcher(&dir).is_some() => {
-                    // Another process installed it meanwhile.
-                    let _ = std::fs::remove_dir_all(&tmp_path);
-                }
-                Err(e) => {
-                    let _ = std::fs::remove_dir_all(&tmp_path);
-                    return Err(e).context(format!("moving the install to {}", dir.display()));
-                }
-            }
-            return installed_launcher(&dir)
-                .with_context(|| format!("install vanished from {}", dir.display()));
-        }
-        last_err = format!("npm installed {spec} but neither cli.js nor a platform binary exists");
-    }
-    bail!("{last_err}")
+    npm::install_cached(
+        &harness_cache_dir()?.join(format!("claude-code-{version}")),
+        &format!("@anthropic-ai/claude-code@{version}"),
+        &[&["--omit=optional"], &[]],
+        installed_launcher,
+        "neither cli.js nor a platform binary exists",
+    )
 }
 
 /// Finds the argv probe program.

@@ -23,16 +23,16 @@
 //! single quotes is not run: the tool answers "Command injection detected: …".
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
 use crate::agree::{observe, Observed, ObservedDivergence, Payload, RunSpec};
 use crate::driver::{find_probe, harness_cache_dir, HarnessRun, Launcher, LogMark, PayloadResult, Sandbox};
 use crate::gemini_api::shell_output;
+use crate::npm;
 use crate::server::{ReplayServer, Script};
 
 /// The Gemini CLI version the tests and the launch file are about.
@@ -88,55 +88,14 @@ pub fn installed_gemini_cli(dir: &Path) -> Option<Launcher> {
 /// (reused when present), scripts not run (its optional `node-pty` packages are only used for
 /// interactive shells), and returns how to launch it.
 pub fn install_gemini_cli(version: &str) -> anyhow::Result<Launcher> {
-    if version.is_empty()
-        || !version
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
-    {
-        bail!("bad Gemini CLI version {version:?}");
-    }
-    let cache = harness_cache_dir()?;
-    let dir = cache.join(format!("gemini-cli-{version}"));
-    if let Some(l) = installed_gemini_cli(&dir) {
-        return Ok(l);
-    }
-    std::fs::create_dir_all(&cache)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("gemini-cli-{version}.tmp-"))
-        .tempdir_in(&cache)?;
-    let spec = format!("@google/gemini-cli@{version}");
-    let out = Command::new("npm")
-        .arg("install")
-        .arg("--prefix")
-        .arg(tmp.path())
-        .args(["--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
-        .arg(&spec)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run npm (is node/npm installed?)")?;
-    if !out.status.success() {
-        bail!(
-            "npm install {spec} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    if installed_gemini_cli(tmp.path()).is_none() {
-        bail!("npm installed {spec} but it has no bundle/gemini.js");
-    }
-    let tmp_path = tmp.keep();
-    match std::fs::rename(&tmp_path, &dir) {
-        Ok(()) => {}
-        Err(_) if installed_gemini_cli(&dir).is_some() => {
-            // Another process installed it meanwhile.
-            let _ = std::fs::remove_dir_all(&tmp_path);
-        }
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&tmp_path);
-            return Err(e).context(format!("moving the install to {}", dir.display()));
-        }
-    }
-    installed_gemini_cli(&dir).with_context(|| format!("install vanished from {}", dir.display()))
+    npm::check_version("Gemini CLI", version)?;
+    npm::install_cached(
+        &harness_cache_dir()?.join(format!("gemini-cli-{version}")),
+        &format!("@google/gemini-cli@{version}"),
+        &[&[]],
+        installed_gemini_cli,
+        "it has no bundle/gemini.js",
+    )
 }
 
 /// The private `~/.gemini/settings.json`: API-key auth (the key is a dummy, the base URL is the

@@ -12,6 +12,7 @@ pub mod gemini_api;
 pub mod hazard;
 pub mod learn;
 pub mod mcp_servers;
+pub mod npm;
 pub mod openai;
 pub mod probe;
 pub mod server;

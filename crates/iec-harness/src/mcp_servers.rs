@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 
 use crate::agree::{Observed, ObservedDivergence, Payload};
 use crate::driver::{find_probe, kill_marked, DirectRun, BASH_ENV_SCRIPT, BASH_LOG_ENV};
+use crate::npm;
 use crate::probe::{self, ProbeRecord, PROBE_LOG_ENV};
 
 /// The servers this module knows how to install and drive.
@@ -189,25 +190,13 @@ pub fn install(spec: &ServerSpec) -> anyhow::Result<Installed> {
     let pkg = format!("{}@{}", spec.kind.package(), spec.version);
     match spec.kind {
         ServerKind::DesktopCommander | ServerKind::ServerCommands => {
-            let tmp = tempfile::Builder::new()
-                .prefix(&format!("{}-{}.tmp-", spec.kind.name(), spec.version))
-                .tempdir_in(&root)?;
-            run_ok(
-                Command::new("npm")
-                    .arg("install")
-                    .arg("--prefix")
-                    .arg(tmp.path())
-                    .args(["--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
-                    .arg(&pkg),
-            )
-            .with_context(|| format!("npm install {pkg} (is node/npm installed?)"))?;
-            installed_at(spec.kind, tmp.path())
-                .with_context(|| format!("npm installed {pkg} but its entry point is missing"))?;
-            let tmp_path = tmp.keep();
-            if std::fs::rename(&tmp_path, &dir).is_err() {
-                // Another process installed it meanwhile.
-                let _ = std::fs::remove_dir_all(&tmp_path);
-            }
+            npm::install_cached(
+                &dir,
+                &pkg,
+                &[&[]],
+                |d| installed_at(spec.kind, d),
+                "its entry point is missing",
+            )?;
         }
         ServerKind::ShellServer => {
             // A venv is not relocatable (its scripts name its path), so it is built in place
