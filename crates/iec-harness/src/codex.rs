@@ -27,12 +27,12 @@ use serde_json::{json, Value};
 
 use crate::agree::{observe, Observed, Payload, RunSpec};
 use crate::driver::{
-    direct_run, find_probe, harness_cache_dir, run_bounded, split_bash_log, turn_windows, HarnessRun,
-    Launcher, LogMark, PayloadResult, Sandbox,
+    direct_run, find_probe, harness_cache_dir, replay_with_marks, run_bounded, split_bash_log, turn_windows,
+    HarnessRun, Launcher, LogMark, PayloadResult, Sandbox,
 };
 use crate::npm;
 use crate::probe;
-use crate::server::{ReplayHandle, ReplayServer, Script, ToolResult};
+use crate::server::{ReplayHandle, ToolResult};
 
 /// The Codex version the tests and the launch files are about.
 pub const CODEX_VERSION: &str = "0.171.0";
@@ -200,19 +200,7 @@ pub fn run_codex_with(opts: &CodexOptions) -> anyhow::Result<HarnessRun> {
         ),
     )?;
 
-    let marks: Arc<Mutex<Vec<Option<LogMark>>>> = Arc::new(Mutex::new(vec![None; opts.payloads.len() + 1]));
-    let mut script = Script::commands(opts.payloads.iter().cloned());
-    {
-        let marks = marks.clone();
-        let sb = sb.clone();
-        script.on_turn = Some(Arc::new(move |k| {
-            let mut m = marks.lock().unwrap();
-            if k < m.len() && m[k].is_none() {
-                m[k] = Some(sb.log_lens());
-            }
-        }));
-    }
-    let (_addr, server) = ReplayServer::start(script)?;
+    let (marks, server) = replay_with_marks(&sb, &opts.payloads)?;
     let codex_home = sb.root.join("codex-home");
     std::fs::create_dir_all(&codex_home)?;
     std::fs::write(codex_home.join("config.toml"), config_toml(&server.base_url()))?;

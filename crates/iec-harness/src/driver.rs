@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 
 use crate::npm;
 use crate::probe::{self, ProbeRecord, PROBE_LOG_ENV};
-use crate::server::{RecordedRequest, ReplayServer, Script, ToolResult};
+use crate::server::{RecordedRequest, ReplayHandle, ReplayServer, Script, ToolResult};
 
 /// Environment variable naming the bash witness log (the `BASH_ENV` file appends to it).
 pub const BASH_LOG_ENV: &str = "IEC_BASH_ENV_LOG";
@@ -390,6 +390,28 @@ impl Sandbox {
 /// Lengths of the bash and probe logs at a point in the run.
 pub(crate) type LogMark = (u64, u64);
 
+/// Each turn's [`LogMark`], taken when the turn's first request arrives (payload k starts after
+/// it); index `payloads.len()` is the final turn.
+pub(crate) type TurnMarks = Arc<Mutex<Vec<Option<LogMark>>>>;
+
+/// Starts the replay server on `payloads`, with the sandbox's log lengths marked at each turn.
+pub(crate) fn replay_with_marks(
+    sb: &Arc<Sandbox>,
+    payloads: &[String],
+) -> anyhow::Result<(TurnMarks, ReplayHandle)> {
+    let marks: TurnMarks = Arc::new(Mutex::new(vec![None; payloads.len() + 1]));
+    let mut script = Script::commands(payloads.iter().cloned());
+    let (m, sb) = (marks.clone(), sb.clone());
+    script.on_turn = Some(Arc::new(move |k| {
+        let mut m = m.lock().unwrap();
+        if k < m.len() && m[k].is_none() {
+            m[k] = Some(sb.log_lens());
+        }
+    }));
+    let (_addr, server) = ReplayServer::start(script)?;
+    Ok((marks, server))
+}
+
 /// The NUL-terminated strings of a bash witness log.
 pub(crate) fn split_bash_log(bytes: &[u8]) -> Vec<String> {
     bytes
@@ -563,20 +585,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
     let sb = Arc::new(Sandbox::new(&probe)?);
     sb.install_hooks(opts.hook_witness, opts.hook_command.as_deref())?;
 
-    // Marks: log lengths when turn k's request first arrives (payload k starts after it).
-    let marks: Arc<Mutex<Vec<Option<LogMark>>>> = Arc::new(Mutex::new(vec![None; opts.payloads.len() + 1]));
-    let mut script = Script::commands(opts.payloads.iter().cloned());
-    {
-        let marks = marks.clone();
-        let sb = sb.clone();
-        script.on_turn = Some(Arc::new(move |k| {
-            let mut m = marks.lock().unwrap();
-            if k < m.len() && m[k].is_none() {
-                m[k] = Some(sb.log_lens());
-            }
-        }));
-    }
-    let (_addr, server) = ReplayServer::start(script)?;
+    let (marks, server) = replay_with_marks(&sb, &opts.payloads)?;
 
     let mut cmd = Command::new(&launcher.program);
     cmd.args(&launcher.prefix_args)

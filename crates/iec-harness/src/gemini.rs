@@ -24,16 +24,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::agree::{observe, Observed, ObservedDivergence, Payload, RunSpec};
-use crate::driver::{find_probe, harness_cache_dir, HarnessRun, Launcher, LogMark, PayloadResult, Sandbox};
+use crate::driver::{
+    find_probe, harness_cache_dir, replay_with_marks, HarnessRun, Launcher, PayloadResult, Sandbox,
+};
 use crate::gemini_api::shell_output;
 use crate::npm;
-use crate::server::{ReplayServer, Script};
 
 /// The Gemini CLI version the tests and the launch file are about.
 pub const GEMINI_CLI_VERSION: &str = "0.61.0";
@@ -145,19 +146,7 @@ pub fn run_gemini_with(opts: &GeminiOptions) -> anyhow::Result<HarnessRun> {
         serde_json::to_string_pretty(&settings_json())?,
     )?;
 
-    let marks: Arc<Mutex<Vec<Option<LogMark>>>> = Arc::new(Mutex::new(vec![None; opts.payloads.len() + 1]));
-    let mut script = Script::commands(opts.payloads.iter().cloned());
-    {
-        let marks = marks.clone();
-        let sb = sb.clone();
-        script.on_turn = Some(Arc::new(move |k| {
-            let mut m = marks.lock().unwrap();
-            if k < m.len() && m[k].is_none() {
-                m[k] = Some(sb.log_lens());
-            }
-        }));
-    }
-    let (_addr, server) = ReplayServer::start(script)?;
+    let (marks, server) = replay_with_marks(&sb, &opts.payloads)?;
 
     let mut cmd = Command::new(&launcher.program);
     cmd.args(&launcher.prefix_args).args(["-p", "go", "--yolo"]);
