@@ -23,7 +23,9 @@ use iec_launches::{render, InputShape, Launch, ShellId};
 use iec_witness::{spawn, BashPool, Parse, WitnessError};
 use serde_json::{json, Value};
 
-/// Linux `MAX_ARG_STRLEN`: the longest single execve argument.
+/// Linux `MAX_ARG_STRLEN`: the size of the longest single execve argument *with* its NUL, so
+/// an argument of this many bytes or more fails with E2BIG (measured: 131,071 bytes run,
+/// 131,072 do not).
 pub const MAX_ARG_STRLEN: usize = 131_072;
 
 /// How receipts are observed.
@@ -823,11 +825,11 @@ fn program_hop(run: &mut Run<'_>, intended: &str, snap: &iec_launches::Snapshot)
     Ok(())
 }
 
-/// The execve hop: byte-exact, but no NUL and at most `MAX_ARG_STRLEN` bytes per argument.
+/// The execve hop: byte-exact, but no NUL and fewer than `MAX_ARG_STRLEN` bytes per argument.
 fn spawn_hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError> {
     let receipt = json!({ "argv": argv });
-    if let Some((i, a)) = argv.iter().enumerate().find(|(_, a)| a.len() > MAX_ARG_STRLEN) {
-        run.diverge("spawn", HopKind::ProcessInterface, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, a, "", format!("argv[{i}] is {} bytes; execve fails with E2BIG above {MAX_ARG_STRLEN} bytes per argument, nothing runs", a.len()));
+    if let Some((i, a)) = argv.iter().enumerate().find(|(_, a)| a.len() >= MAX_ARG_STRLEN) {
+        run.diverge("spawn", HopKind::ProcessInterface, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, a, "", format!("argv[{i}] is {} bytes; execve fails with E2BIG for an argument of {MAX_ARG_STRLEN} bytes or more (the limit counts its NUL), nothing runs", a.len()));
         return Ok(false);
     }
     // `sh -c TEXT`: bash and dash read a TEXT that starts with `-` or `+` as more options and

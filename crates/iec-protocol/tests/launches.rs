@@ -306,6 +306,29 @@ fn oversized_argument_is_refused_by_execve() {
     );
 }
 
+/// The boundary, held to the real kernel: an argument of 131,071 bytes runs, one of 131,072
+/// (MAX_ARG_STRLEN counts the NUL) fails with E2BIG; `check` says the same on `bash-c`. (The
+/// check said `corresponds` for exactly 131,072 bytes until a million-string repair run found
+/// a rendering of that length.)
+#[test]
+fn the_execve_limit_is_131071_bytes_per_argument() {
+    for (len, runs) in [(131_071, true), (131_072, false)] {
+        let t = format!("#{}", "a".repeat(len - 1));
+        let real = std::process::Command::new("/bin/bash").args(["-c", &t]).status();
+        match (&real, runs) {
+            (Ok(st), true) => assert!(st.success(), "{len}: {st}"),
+            (Err(e), false) => assert_eq!(e.kind(), std::io::ErrorKind::ArgumentListTooLong, "{len}: {e}"),
+            _ => panic!("{len} bytes: bash -c gave {real:?}"),
+        }
+        let want = if runs {
+            Corresponds
+        } else {
+            d("spawn", HopKind::ProcessInterface, Mechanism::Truncation, false)
+        };
+        text("bash-c", &t, want);
+    }
+}
+
 #[test]
 fn openhands_refuses_more_than_one_top_level_statement() {
     // Shared spec §5.1 (terminal_session.py: `len(split_bash_commands(command)) > 1` → error;

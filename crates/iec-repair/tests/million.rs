@@ -359,7 +359,8 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
                             for (way, text, expect) in &ways {
                                 let t = Instant::now();
                                 let call = call_for_text(l, text);
-                                let out = repair(l, &call, global()).unwrap();
+                                let out = repair(l, &call, global())
+                                    .unwrap_or_else(|e| panic!("{} {way:?} #{i}: repair failed: {e}", l.id));
                                 let key = (l.id.clone(), *way);
                                 match out {
                                     Outcome::Deliver {
@@ -374,7 +375,9 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
                                         let rep = if !repaired && c.input == call.input {
                                             None
                                         } else {
-                                            Some(check(l, &c, global(), Options::default()).unwrap())
+                                            Some(check(l, &c, global(), Options::default()).unwrap_or_else(|e| {
+                                                panic!("{} {way:?} #{i}: check of the delivered call failed: {e}", l.id)
+                                            }))
                                         };
                                         if let Some(rep) = rep.filter(|r| r.verdict != Verdict::Corresponds) {
                                             st.changed.push(format!(

@@ -24,20 +24,56 @@ fn run(program: &OsStr, args: &[&OsStr]) -> Result<std::process::Output, Witness
         })
 }
 
+/// Longest text given to `-n -c` as an argument: execve refuses a single argument of
+/// `MAX_ARG_STRLEN` (131,072 bytes with its NUL) or more with E2BIG. A longer text (a repair
+/// rendering writes each byte as four) is read from a script file instead.
+const LONGEST_C_ARGUMENT: usize = 131_071;
+
+/// `SHELL -n [OPTIONS] -c TEXT`, or for a text too long for an argument `SHELL -n [OPTIONS]
+/// FILE` with the file's name in the messages put back as `-c` text names it (`/bin/bash: -c:
+/// line 3: …`, `dash: 3: …`): the parse is the same, the line numbers too.
+fn syntax_check(
+    shell: &OsStr,
+    options: &[&OsStr],
+    text: &[u8],
+    c_prefix: &str,
+) -> Result<Result<(), String>, WitnessError> {
+    let mut args: Vec<&OsStr> = vec![OsStr::new("-n")];
+    args.extend(options);
+    let (out, file) = if text.len() <= LONGEST_C_ARGUMENT {
+        args.extend([OsStr::new("-c"), OsStr::from_bytes(text)]);
+        (run(shell, &args)?, None)
+    } else {
+        let mut f = tempfile::Builder::new().prefix("iec-syntax-").tempfile()?;
+        f.write_all(text)?;
+        f.flush()?;
+        args.push(f.path().as_os_str());
+        (run(shell, &args)?, Some(f))
+    };
+    if out.status.success() {
+        return Ok(Ok(()));
+    }
+    let mut message = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
+    if let Some(f) = file {
+        message = message.replace(&format!("{}: ", f.path().display()), c_prefix);
+    }
+    Ok(Err(message))
+}
+
 /// `bash -n -c TEXT`: `Ok(Ok(()))` when it parses, `Ok(Err(message))` when it does not.
 pub fn bash_n(text: &[u8], extglob: bool) -> Result<Result<(), String>, WitnessError> {
     let bash = bash_path();
-    let mut args: Vec<&OsStr> = vec![OsStr::new("-n")];
-    if extglob {
-        args.extend([OsStr::new("-O"), OsStr::new("extglob")]);
-    }
-    args.extend([OsStr::new("-c"), OsStr::from_bytes(text)]);
-    let out = run(bash.as_os_str(), &args)?;
-    if out.status.success() {
-        Ok(Ok(()))
+    let options: &[&OsStr] = if extglob {
+        &[OsStr::new("-O"), OsStr::new("extglob")]
     } else {
-        Ok(Err(String::from_utf8_lossy(&out.stderr).trim_end().to_string()))
-    }
+        &[]
+    };
+    syntax_check(
+        bash.as_os_str(),
+        options,
+        text,
+        &format!("{}: -c: ", bash.display()),
+    )
 }
 
 /// `dash -n -c TEXT` (dash is `sh` on Debian): same contract as [`bash_n`].
@@ -46,15 +82,7 @@ pub fn dash_n(text: &[u8]) -> Result<Result<(), String>, WitnessError> {
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
         .unwrap_or("dash");
-    let out = run(
-        OsStr::new(dash),
-        &[OsStr::new("-n"), OsStr::new("-c"), OsStr::from_bytes(text)],
-    )?;
-    if out.status.success() {
-        Ok(Ok(()))
-    } else {
-        Ok(Err(String::from_utf8_lossy(&out.stderr).trim_end().to_string()))
-    }
+    syntax_check(OsStr::new(dash), &[], text, &format!("{dash}: "))
 }
 
 /// The `BASH_ENV` witness: runs the real `bash` with `argv` (argv[0] is ignored, bash is
@@ -99,4 +127,44 @@ pub fn bash_env_witness(argv: &[Vec<u8>]) -> Result<Vec<u8>, WitnessError> {
 pub fn shell_single_quote(s: &[u8]) -> String {
     let s = String::from_utf8_lossy(s);
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A text longer than one execve argument is judged as the short text with the same lines
+    /// is: the same verdict and, for an error, the same message (line number included).
+    #[test]
+    fn texts_beyond_an_argument_are_judged_like_short_ones() {
+        let long_comment = format!("#{}\n", "x".repeat(200_000));
+        for (short, long) in [
+            ("#x\nif\n".to_string(), format!("{long_comment}if\n")),
+            ("#x\necho 'a\n".to_string(), format!("{long_comment}echo 'a\n")),
+            ("#x\necho ok\n".to_string(), format!("{long_comment}echo ok\n")),
+            (
+                "#x\nf() { :; }\n".to_string(),
+                format!("{long_comment}f() {{ :; }}\n"),
+            ),
+        ] {
+            assert!(long.len() > LONGEST_C_ARGUMENT);
+            let (b_short, b_long) = (bash_n(short.as_bytes(), false), bash_n(long.as_bytes(), false));
+            assert_eq!(b_long.unwrap(), b_short.unwrap(), "bash: {short:?}");
+            let (d_short, d_long) = (dash_n(short.as_bytes()), dash_n(long.as_bytes()));
+            assert_eq!(d_long.unwrap(), d_short.unwrap(), "dash: {short:?}");
+        }
+        let e = bash_n(format!("{long_comment}if\n").as_bytes(), true)
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            e.ends_with(": -c: line 3: syntax error: unexpected end of file"),
+            "{e}"
+        );
+        // The largest text a -c argument takes, and one byte more (from a file).
+        for n in [LONGEST_C_ARGUMENT, LONGEST_C_ARGUMENT + 1] {
+            let t = format!("#{}", "y".repeat(n - 1));
+            assert_eq!(bash_n(t.as_bytes(), false).unwrap(), Ok(()), "{n}");
+            assert_eq!(dash_n(t.as_bytes()).unwrap(), Ok(()), "{n}");
+        }
+    }
 }
