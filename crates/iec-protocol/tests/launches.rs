@@ -307,9 +307,9 @@ fn oversized_argument_is_refused_by_execve() {
 }
 
 /// The boundary, held to the real kernel: an argument of 131,071 bytes runs, one of 131,072
-/// (MAX_ARG_STRLEN counts the NUL) fails with E2BIG; `check` says the same on `bash-c`. (The
-/// check said `corresponds` for exactly 131,072 bytes until a million-string repair run found
-/// a rendering of that length.)
+/// (MAX_ARG_STRLEN counts the NUL) fails with E2BIG; `check` says the same on `bash-c` (it said
+/// `corresponds` for exactly 131,072 bytes before; seen while tracing an E2BIG of the witness's
+/// own `bash -n -c` in the million-string repair run).
 #[test]
 fn the_execve_limit_is_131071_bytes_per_argument() {
     for (len, runs) in [(131_071, true), (131_072, false)] {
