@@ -116,6 +116,9 @@ fn repaired_2_1_72_call_reaches_the_program_intact_through_the_real_wrapper() {
         "\"q\"",
         "tab\there",
         "é 🦀",
+        // SOH: refused once ("did not decode"), when the expansion witness split words on it.
+        "a\u{1} != b",
+        "\u{1}\u{1}!",
     ] {
         let text = format!("{probe} {}", iec_repair::single_quoted(arg));
         let Outcome::Deliver { call, .. } = repair(l, &call_for_text(l, &text), global()).unwrap() else {

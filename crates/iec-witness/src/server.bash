@@ -76,10 +76,11 @@ while IFS= read -r __iec_req; do
     __iec_rc=$? __iec_g_NONCE=0
     trap - DEBUG
     set -B
-    printf '\0%s:%s\0' "$__iec_rc" "$__iec_skipped"
-    # printf repeats its format once even without arguments: no words, no SOH.
-    ((${#__iec_args[@]})) && printf '\1%s' "${__iec_args[@]}"
-    printf '\0'
+    printf '\0%s:%s:%s\0' "$__iec_rc" "$__iec_skipped" "${#__iec_args[@]}"
+    # A field per word: a word cannot hold NUL, and it may hold any other byte (a separator such
+    # as SOH split words that carried it). printf repeats its format once even without
+    # arguments: no words, no field.
+    ((${#__iec_args[@]})) && printf '%s\0' "${__iec_args[@]}"
     declare -F
     printf '\0'
     ;;

@@ -611,19 +611,27 @@ impl BashServer {
             ));
         }
         let (noise, status) = self.request(if posix_words { 'D' } else { 'E' }, words)?;
-        let (rc, skipped) = status
-            .split_once(':')
-            .ok_or_else(|| WitnessError::Protocol(format!("bad expansion status {status:?}")))?;
-        let status: i32 = rc
-            .parse()
-            .map_err(|_| WitnessError::Protocol(format!("bad expansion status {rc:?}")))?;
-        let body = self.read_field()?;
+        // `rc:skipped:words`, then one field per word, then the defined functions.
+        let bad = || WitnessError::Protocol(format!("bad expansion status {status:?}"));
+        let mut parts = status.splitn(3, ':');
+        let (rc, skipped, count) = (parts.next(), parts.next().ok_or_else(bad)?, parts.next());
+        let status: i32 = rc.and_then(|r| r.parse().ok()).ok_or_else(bad)?;
+        let count: usize = count.and_then(|c| c.parse().ok()).ok_or_else(bad)?;
+        let mut args = Vec::with_capacity(count.min(1 << 12));
+        let mut total = 0u64;
+        for _ in 0..count {
+            let word = self.read_field()?;
+            total += word.len() as u64 + 1;
+            if total > Self::MAX_REPLY {
+                self.poisoned = true;
+                return Err(WitnessError::Limit(format!(
+                    "witness reply over {} MiB: the words expand to more than a check reads",
+                    Self::MAX_REPLY >> 20
+                )));
+            }
+            args.push(String::from_utf8_lossy(&word).into_owned());
+        }
         let funcs = self.read_field()?;
-        let args: Vec<String> = body
-            .split(|&b| b == 1)
-            .skip(1)
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .collect();
         let extra_functions = String::from_utf8_lossy(&funcs)
             .lines()
             .any(|l| l != "declare -f __iec_rec" && l != "declare -f __iec_f");

@@ -80,6 +80,29 @@ fn expansion_hands_eval_what_the_outer_shell_would() {
     assert_eq!(e.args, vec!["it's", "$HOME", "$x"]);
 }
 
+/// A word may carry any byte but NUL, and each arrives as one argument: the reply separated
+/// words by SOH (U+0001) once, so a word holding one came back as two and repair refused texts
+/// with SOH as "did not decode to the same bytes". Empty words and a word list of one empty
+/// word keep their count.
+#[test]
+fn expanded_words_keep_every_byte_but_nul() {
+    let pool = BashPool::new();
+    let all: String = (1u8..=0x7f).map(char::from).collect::<String>() + "é中";
+    let word = |s: &str| {
+        let mut w = String::from("$'");
+        for b in s.bytes() {
+            w.push_str(&format!("\\x{b:02x}"));
+        }
+        w + "'"
+    };
+    let e = pool
+        .expand_words(format!("{} '' a\x01b {}", word(&all), word("\x01\x01")).as_bytes())
+        .unwrap();
+    assert_eq!(e.args, [all.as_str(), "", "a\x01b", "\x01\x01"]);
+    assert_eq!(pool.expand_words(b"''").unwrap().args, [""]);
+    assert!(pool.expand_words(b"$empty").unwrap().args.is_empty());
+}
+
 #[test]
 fn server_runs_without_network_and_in_an_empty_directory() {
     let mut s = BashServer::start().unwrap();
