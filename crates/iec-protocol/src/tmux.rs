@@ -85,6 +85,13 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
     // Hop: terminal typing.
     let ty = typist(t);
     let calls = ty.send_keys_calls(&text);
+    // The harness starts a tmux client per call with the keys as arguments: an argument execve
+    // refuses (E2BIG) means that client never starts and nothing is typed.
+    if let Some(a) = calls.iter().flatten().find(|a| a.len() >= crate::MAX_ARG_STRLEN) {
+        let receipt = json!({ "send_keys_argument_bytes": a.len() });
+        run.diverge("terminal", HopKind::TerminalTyping, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, &designed, "", format!("a `tmux send-keys` argument is {} bytes; execve fails with E2BIG for an argument of {} bytes or more, so the tmux client never starts and nothing is typed", a.len(), crate::MAX_ARG_STRLEN));
+        return Ok(());
+    }
     let shortcut = !run.opts.full_witness
         && text == meant
         && !text.starts_with('-')

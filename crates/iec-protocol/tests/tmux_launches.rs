@@ -109,6 +109,13 @@ fn verdicts_on_both_launches() {
     for id in ["tmux-send-keys", "openhands-tmux"] {
         assert_eq!(verdict(id, &big), "terminal:truncation:loud:", "{id}");
     }
+    // Beyond one execve argument the tmux client cannot even start (E2BIG): the same verdict,
+    // where the witness's own tmux client failed to start before (the 10⁶-string repair run
+    // stopped on such a string).
+    let huge = format!("echo {}", "x".repeat(140_000));
+    for id in ["tmux-send-keys", "openhands-tmux"] {
+        assert_eq!(verdict(id, &huge), "terminal:truncation:loud:", "{id}");
+    }
 }
 
 #[test]
