@@ -11,9 +11,7 @@
 //! argv).
 
 use super::{classify, finish, CheckError, Options, Run};
-use iec_core::{
-    exposure, Call, CheckReport, HopKind, Mechanism, Verdict, WitnessKind::Emulated, WitnessKind::Real,
-};
+use iec_core::{Call, CheckReport, HopKind, Mechanism, Verdict, WitnessKind::Emulated, WitnessKind::Real};
 use iec_launches::{render, InputShape, Launch, Windows};
 use iec_windows::powershell::{self, PassingMode, PsArg};
 use iec_windows::{cmd, receive, RenderError};
@@ -40,22 +38,7 @@ pub(crate) fn check(
         parsed: Default::default(),
         shortcut: Default::default(),
     };
-    let shown = match launch.command_of(&call.input) {
-        Some(Value::String(s)) => s.clone(),
-        _ => String::new(),
-    };
-    let ex = exposure(&shown);
-    let mut report = CheckReport {
-        launch: launch.id.clone(),
-        verdict: Verdict::Unknown,
-        exposed: !ex.is_empty(),
-        exposure: ex,
-        first_divergence: None,
-        hops: vec![],
-        reason: None,
-        attribution: None,
-        shortcut: None,
-    };
+    let mut report = crate::unknown_report(launch, call);
     let text = match (launch.input, launch.command_of(&call.input)) {
         (InputShape::String, Some(Value::String(s))) => s.clone(),
         (_, v) => {
