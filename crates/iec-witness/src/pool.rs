@@ -2,7 +2,7 @@
 //! replaced, so one bad text never poisons later checks.
 
 use crate::gate::may_break_out;
-use crate::server::{BashServer, Expansion, Parse};
+use crate::server::{BashServer, Expansion, Parse, ENDED_EARLY};
 use crate::spawn;
 use crate::WitnessError;
 use std::collections::HashMap;
@@ -296,6 +296,15 @@ impl BashPool {
                 status: -1,
                 diagnostics: m["broke-out:".len()..].to_string(),
                 broke_out: true,
+            }),
+            // A fatal expansion error (`${9?}`, `${x:?msg}`) ends a non-interactive shell, the
+            // server as the real receiving shell: that is the expansion's outcome, with bash's
+            // message and `bash -c`'s status for it (127, measured), not a witness failure.
+            WitnessError::Protocol(m) if m.starts_with(ENDED_EARLY) => Ok(Expansion {
+                args: vec![],
+                status: 127,
+                diagnostics: m[ENDED_EARLY.len()..].trim_end().to_string(),
+                broke_out: false,
             }),
             e => Err(e),
         })

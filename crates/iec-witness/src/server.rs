@@ -11,6 +11,9 @@ use std::sync::OnceLock;
 
 const SCRIPT: &str = include_str!("server.bash");
 
+/// How the error of a server that exited in the middle of a reply begins (its output follows).
+pub(crate) const ENDED_EARLY: &str = "witness ended early: ";
+
 /// A text whose canonical form every server gives the same way while its parser is sound. Some
 /// syntax errors leave state behind in bash 5.2: after an unterminated `[[`, the next parse of
 /// `echo [[ x ]]` fails. A server asks the canary after every parse error and is retired when the
@@ -502,7 +505,7 @@ impl BashServer {
                 )));
             }
             return Err(WitnessError::Protocol(format!(
-                "witness ended early: {}",
+                "{ENDED_EARLY}{}",
                 String::from_utf8_lossy(&buf)
             )));
         }

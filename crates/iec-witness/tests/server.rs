@@ -103,6 +103,31 @@ fn expanded_words_keep_every_byte_but_nul() {
     assert!(pool.expand_words(b"$empty").unwrap().args.is_empty());
 }
 
+/// `${9?}` ends a non-interactive bash, the expansion server too: the expansion fails with
+/// bash's message (as `bash -c 'echo ${9?}'` does, status 127) and the pool keeps serving. The
+/// 10⁶-string repair run stopped on this as a witness error (string #422683).
+#[test]
+fn a_fatal_expansion_error_is_the_expansion_s_outcome() {
+    let pool = BashPool::new();
+    for w in [&b"a ${9?} b"[..], b"${x:?no x here}", b"\"${9?}\""] {
+        let e = pool.expand_words(w).unwrap();
+        assert_eq!((e.status, e.args.len(), e.broke_out), (127, 0, false), "{e:?}");
+        assert!(
+            e.diagnostics.contains("not set") || e.diagnostics.contains("no x here"),
+            "{e:?}"
+        );
+        assert_eq!(pool.expand_words(b"c{1..2}").unwrap().args, ["c1", "c2"]);
+    }
+    let real = std::process::Command::new("/bin/bash")
+        .args(["-c", "echo ${9?}; echo after"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (real.status.code(), real.stdout.as_slice()),
+        (Some(127), &b""[..])
+    );
+}
+
 #[test]
 fn server_runs_without_network_and_in_an_empty_directory() {
     let mut s = BashServer::start().unwrap();
