@@ -90,6 +90,22 @@ fn check_exit_codes_and_json() {
     let v = json(&out);
     assert_eq!(v["verdict"], "unknown");
     assert!(v["reason"].as_str().unwrap().starts_with("generation:"));
+    // bash 5.2 abandons a malformed `[[ … ]]` with status 0 (`bash -n` too): not a text that
+    // parses. It was `corresponds` on every launch before.
+    for launch in ["bash-c", "claude-code-2.1.332-linux", "mcp-shell-server"] {
+        for text in ["[[|a", "echo a\n[[ ]]\necho b"] {
+            let (code, out, _) = iec(
+                &["check", "--launch", launch, "--command", text, "--format", "json"],
+                b"",
+            );
+            let v = json(&out);
+            assert_eq!(
+                (code, v["verdict"].as_str(), v["attribution"].as_str()),
+                (3, Some("unknown"), Some("generation")),
+                "{launch} {text:?}"
+            );
+        }
+    }
 
     let (code, _, err) = iec(&["check", "--launch", "no-such-launch", "--command", "x"], b"");
     assert_eq!(code, 2);

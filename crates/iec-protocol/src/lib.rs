@@ -700,13 +700,15 @@ pub(crate) fn bash_hops(
                 login_note,
             ),
             Parse::Error { message } | Parse::EndOnly { message } => {
+                // A parse bash abandons without a word exits 0: nothing tells the agent.
+                let silent = message == spawn::ABANDONED;
                 run.diverge(
                     "shell",
                     HopKind::ShellParse,
                     WitnessKind::Real,
                     json!({ "text": shell_text, "error": message }),
                     Mechanism::Other,
-                    false,
+                    silent,
                     intended,
                     &shell_text,
                     format!("the wrapper around the text no longer parses: {message}"),

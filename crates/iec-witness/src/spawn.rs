@@ -31,13 +31,14 @@ const LONGEST_C_ARGUMENT: usize = 131_071;
 
 /// `SHELL -n [OPTIONS] -c TEXT`, or for a text too long for an argument `SHELL -n [OPTIONS]
 /// FILE` with the file's name in the messages put back as `-c` text names it (`/bin/bash: -c:
-/// line 3: …`, `dash: 3: …`): the parse is the same, the line numbers too.
-fn syntax_check(
+/// line 3: …`, `dash: 3: …`): the parse is the same, the line numbers too. Returns whether the
+/// shell exited 0, and its diagnostics.
+fn syntax_run(
     shell: &OsStr,
     options: &[&OsStr],
     text: &[u8],
     c_prefix: &str,
-) -> Result<Result<(), String>, WitnessError> {
+) -> Result<(bool, String), WitnessError> {
     let mut args: Vec<&OsStr> = vec![OsStr::new("-n")];
     args.extend(options);
     let (out, file) = if text.len() <= LONGEST_C_ARGUMENT {
@@ -50,14 +51,42 @@ fn syntax_check(
         args.push(f.path().as_os_str());
         (run(shell, &args)?, Some(f))
     };
-    if out.status.success() {
-        return Ok(Ok(()));
-    }
     let mut message = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
     if let Some(f) = file {
         message = message.replace(&format!("{}: ", f.path().display()), c_prefix);
     }
-    Ok(Err(message))
+    Ok((out.status.success(), message))
+}
+
+fn syntax_check(
+    shell: &OsStr,
+    options: &[&OsStr],
+    text: &[u8],
+    c_prefix: &str,
+) -> Result<Result<(), String>, WitnessError> {
+    let (ok, message) = syntax_run(shell, options, text, c_prefix)?;
+    Ok(if ok { Ok(()) } else { Err(message) })
+}
+
+/// What a `bash -n` that exited 0 says when bash gave up without reading the whole text.
+pub const ABANDONED: &str = "bash abandons this text: a malformed `[[ … ]]` ends its parse (status 0, the rest of the text unread, nothing runs)";
+
+/// Whether bash's parser reads `text` to its end. bash 5.2 abandons a text at a malformed
+/// `[[ … ]]` (`[[ ]]`, `[[|a`, `[[ a b ]]`) and exits 0, sometimes without a word, so `bash -n`'s
+/// status does not tell. With `-v` bash echoes each line as its parser reads it: a comment line
+/// appended to the text is echoed only when the parser got there.
+fn bash_reads_to_end(bash: &OsStr, options: &[&OsStr], text: &[u8]) -> Result<bool, WitnessError> {
+    let mut end = format!("#iec-end-{}", std::process::id());
+    while text.windows(end.len()).any(|w| w == end.as_bytes()) {
+        end.push('x');
+    }
+    let mut probe = text.to_vec();
+    probe.push(b'\n');
+    probe.extend_from_slice(end.as_bytes());
+    let mut opts = vec![OsStr::new("-v")];
+    opts.extend(options);
+    let (_, said) = syntax_run(bash, &opts, &probe, "")?;
+    Ok(said.contains(&end))
 }
 
 /// `bash -n -c TEXT`: `Ok(Ok(()))` when it parses, `Ok(Err(message))` when it does not.
@@ -68,12 +97,26 @@ pub fn bash_n(text: &[u8], extglob: bool) -> Result<Result<(), String>, WitnessE
     } else {
         &[]
     };
-    syntax_check(
+    let (ok, message) = syntax_run(
         bash.as_os_str(),
         options,
         text,
         &format!("{}: -c: ", bash.display()),
-    )
+    )?;
+    if !ok {
+        return Ok(Err(message));
+    }
+    // Every abandoned parse found (bash 5.2.15) comes from the `[[` keyword, which a text can
+    // only spell with those two bytes (aliases are off in `bash -c`): only such texts pay for
+    // the second run.
+    if text.windows(2).any(|w| w == b"[[") && !bash_reads_to_end(bash.as_os_str(), options, text)? {
+        return Ok(Err(if message.is_empty() {
+            ABANDONED.to_string()
+        } else {
+            format!("{message} ({ABANDONED})")
+        }));
+    }
+    Ok(Ok(()))
 }
 
 /// `dash -n -c TEXT` (dash is `sh` on Debian): same contract as [`bash_n`].

@@ -1,7 +1,7 @@
 //! The witness server itself: canonical forms come from bash, and its guard stops commands even
 //! when the break-out gate is bypassed on purpose.
 
-use iec_witness::{BashPool, BashServer, Parse};
+use iec_witness::{bash_path, spawn, BashPool, BashServer, Parse};
 
 #[test]
 fn canonical_form_erases_formatting_and_keeps_bytes() {
@@ -290,4 +290,106 @@ fn an_unterminated_conditional_retires_its_server() {
     let e = pool.expand_words(b"a;[[").unwrap();
     assert_eq!((e.args.len(), e.status, e.broke_out), (0, 2, false));
     assert_eq!(pool.expand_words(b"'[[' x").unwrap().args, ["[[", "x"]);
+}
+
+/// bash 5.2 abandons a text at a malformed `[[ … ]]` and exits 0: `bash -c '[[ ]]; echo hi'`
+/// prints nothing and `bash -n` says 0, with a message for some (`[[|a`) and none for others
+/// (`[[ ]]`). A server sees status 2 when it sources such a text as a function body; the
+/// separate `bash -n` that then decides between an error and an end-only text said "parses"
+/// (status 0), so `[[|a` was end-only, `iec check` said it corresponds, and words that spell one
+/// went to an expansion server and broke its guard.
+#[test]
+fn a_text_bash_abandons_does_not_parse() {
+    // What the real bash does with them (the receiver these answers stand for).
+    for (text, says) in [
+        ("[[ ]]; echo hi", ""),
+        ("[[ ! ]]; echo hi", ""),
+        ("[[|a\necho hi", "unexpected token `|' in conditional command"),
+        ("[[ a b ]]\necho hi", "conditional binary operator expected"),
+    ] {
+        let out = std::process::Command::new(bash_path())
+            .args(["-c", text])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{text:?}");
+        assert_eq!(out.stdout, b"", "{text:?} ran something");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{text:?}: {out:?}"
+        );
+    }
+    let abandoned: &[&[u8]] = &[
+        b"[[ ]]",
+        b"[[ ! ]]",
+        b"[[|a",
+        b"echo a\n[[ a b ]]\necho b",
+        b"[[ -f ]]",
+        b"f() { [[ ( a ]]; }",
+    ];
+    let mut s = BashServer::start_parse_only(None).unwrap();
+    for text in abandoned {
+        assert!(matches!(
+            s.parse_unchecked(b"echo hi", false).unwrap(),
+            Parse::Ok { .. }
+        ));
+        assert!(
+            matches!(s.parse_unchecked(text, false).unwrap(), Parse::Error { .. }),
+            "{:?}",
+            String::from_utf8_lossy(text)
+        );
+        assert!(matches!(
+            s.parse_mode(text, false, false).unwrap(),
+            Parse::Error { .. }
+        ));
+    }
+    let pool = BashPool::new();
+    for text in abandoned {
+        assert!(
+            matches!(pool.parse(text, false).unwrap(), Parse::Error { .. }),
+            "{:?}",
+            String::from_utf8_lossy(text)
+        );
+        assert!(spawn::bash_n(text, false).unwrap().is_err());
+    }
+    assert_eq!(
+        spawn::bash_n(b"[[ ]]", false).unwrap(),
+        Err(spawn::ABANDONED.to_string())
+    );
+    // Texts with `[[` that bash reads to the end stay as they were.
+    for text in [
+        &b"[[ -n x ]] && echo y"[..],
+        b"echo [[ ]]",
+        b"cat <<E\n[[ ]]\nE",
+        b"echo '[[ ]]'",
+        b"[[ -n x ]] # [[ ]]",
+        b"echo a\\",
+    ] {
+        assert!(
+            spawn::bash_n(text, false).unwrap().is_ok(),
+            "{:?}",
+            String::from_utf8_lossy(text)
+        );
+        assert!(
+            pool.parse(text, false).unwrap().parses(),
+            "{:?}",
+            String::from_utf8_lossy(text)
+        );
+    }
+    // Also a text too long for an argument (read from a file).
+    let mut long = "echo x\n".repeat(20_000).into_bytes();
+    long.extend_from_slice(b"[[ ]]\necho y");
+    assert!(long.len() > 131_071);
+    assert_eq!(
+        spawn::bash_n(&long, false).unwrap(),
+        Err(spawn::ABANDONED.to_string())
+    );
+    // Words that spell one are refused before any expansion server sees them (string #457150
+    // of the repair run: the server looped until the 64 MiB reply cap).
+    let e = pool.expand_words(b"\\\\\\\\\\\\\r\n[[|aX-").unwrap();
+    assert_eq!((e.args.len(), e.status, e.broke_out), (0, 2, false));
+    assert!(
+        e.diagnostics.contains("in conditional command"),
+        "{}",
+        e.diagnostics
+    );
 }
