@@ -920,6 +920,12 @@ fn dash_hop(run: &mut Run<'_>, intended: &str, text: &str) -> Result<(), CheckEr
     Ok(())
 }
 
+/// Whether an unquoted word could be a pathname pattern: it holds `*` or `?`, or a `[` with a
+/// `]` after it (dash's rule; an unmatched `[` is literal).
+fn may_glob(word: &str) -> bool {
+    word.contains(['*', '?']) || word.find('[').is_some_and(|i| word[i + 1..].contains(']'))
+}
+
 fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
     let launch = run.launch;
     let intended_shown = serde_json::to_string(argv).unwrap();
@@ -966,7 +972,10 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
                     } else {
                         Mechanism::ArityChange
                     }
-                } else if argv.iter().any(|a| a.contains('$') || a.contains('`')) {
+                } else if argv
+                    .iter()
+                    .any(|a| a.contains('$') || a.contains('`') || may_glob(a))
+                {
                     Mechanism::ReExpansion
                 } else {
                     Mechanism::QuoteConsumption
@@ -981,6 +990,22 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
                     &intended_shown,
                     &got,
                     "sh splits and expands the joined text again: the program gets another argv".into(),
+                );
+            } else if let Some(word) = argv.iter().find(|a| may_glob(a)) {
+                // The argv came back unchanged, so no element lost a quote: its `*`, `?` or
+                // `[…]` is unquoted in the joined text and dash matches it against the files
+                // of the working directory at run time (`.?` is `..` everywhere). The witness
+                // sees only its own directory.
+                run.diverge(
+                    "shell",
+                    HopKind::ShellParse,
+                    WitnessKind::Real,
+                    receipt,
+                    Mechanism::ReExpansion,
+                    true,
+                    &intended_shown,
+                    &got,
+                    format!("sh expands the unquoted pattern {word:?} of the joined text against the files of its working directory: which words the program gets depends on them"),
                 );
             } else {
                 run.push(

@@ -239,6 +239,45 @@ fn argv_launches() {
         argv(&["echo", "it's"]),
         d("shell", HopKind::ShellParse, Mechanism::QuoteConsumption, false),
     );
+    // An element with an unquoted pattern is matched against the working directory by dash.
+    // `.?` is `..` in every directory (dash does not skip `.` and `..`; bash 5.2 does): the
+    // 10^6 repair run delivered `["PROBE", ".?"]` as corresponding and the probe got `..`.
+    let dir = tempfile::tempdir().unwrap();
+    for (word, dash_gives) in [
+        (".?", ".."),
+        (".*", ". .."),
+        (".[!a]", ".."),
+        ("a?", "a?"),
+        ("[ab]", "[ab]"),
+        ("x*", "x*"),
+    ] {
+        let out = std::process::Command::new("dash")
+            .args(["-c", &format!("echo {word}")])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim_end(),
+            dash_gives,
+            "{word}"
+        );
+        run(
+            "mcp-shell-server",
+            argv(&["echo", word]),
+            d(
+                "shell",
+                HopKind::ShellParse,
+                if word == ".*" {
+                    Mechanism::ArityChange
+                } else {
+                    Mechanism::ReExpansion
+                },
+                true,
+            ),
+        );
+    }
+    // Brackets that cannot form a pattern stay literal.
+    run("mcp-shell-server", argv(&["echo", "[", "a]", "]["]), Corresponds);
 }
 
 #[test]

@@ -68,7 +68,8 @@ while IFS= read -r __iec_req; do
   E | D)
     if ((__iec_nofork)); then printf '\0BAD\0'; continue; fi
     # E expands words as bash does; D as close to dash as bash gets (no brace expansion).
-    [[ ${__iec_req:0:1} == D ]] && set +B
+    # dash also matches `.` and `..` (`.?` is `..`); bash 5.2 skips them unless told.
+    [[ ${__iec_req:0:1} == D ]] && set +B && shopt -u globskipdots
     __iec_args=()
     __iec_g_NONCE=1
     trap "$__iec_trap" DEBUG
@@ -76,6 +77,7 @@ while IFS= read -r __iec_req; do
     __iec_rc=$? __iec_g_NONCE=0
     trap - DEBUG
     set -B
+    shopt -s globskipdots
     printf '\0%s:%s:%s\0' "$__iec_rc" "$__iec_skipped" "${#__iec_args[@]}"
     # A field per word: a word cannot hold NUL, and it may hold any other byte (a separator such
     # as SOH split words that carried it). printf repeats its format once even without
