@@ -126,6 +126,26 @@ pub fn bash_only(text: &str) -> Option<Dialect> {
                     silent: true,
                 });
             }
+            b'[' if !dq && rest.starts_with("[^") => {
+                return Some(Dialect {
+                    construct: "[^…] in a pattern",
+                    effect: "dash reads `^` as one of the bracket's characters, not as negation (`[!…]` negates in both)",
+                    mechanism: Mechanism::Other,
+                    silent: true,
+                });
+            }
+            b'.' if !dq
+                && (i == 0 || b" \t\n;|&(<>".contains(&b[i - 1]))
+                && rest[1..].starts_with(['*', '?', '[']) =>
+            {
+                return Some(Dialect {
+                    construct: "pattern starting with `.`",
+                    effect:
+                        "dash matches `.` and `..` too (`.?` is `..` in every directory); bash 5.2 skips them",
+                    mechanism: Mechanism::ReExpansion,
+                    silent: true,
+                });
+            }
             _ => {}
         }
         i += 1;
@@ -182,6 +202,10 @@ mod tests {
             "echo ${x//a/b}",
             "source f",
             "echo -e 'a\\tb'",
+            "ls .?",
+            "rm -rf .*",
+            "x=b; echo ${x#[^a]}",
+            "case b in [^a]) echo y;; esac",
         ] {
             assert!(bash_only(t).is_some(), "{t}");
         }
@@ -192,6 +216,9 @@ mod tests {
             "find . -exec rm {} \\;",
             "echo ${x:-y}",
             "x=$((1+2))",
+            "ls ./x",
+            "echo '.?' a.? \".*\"",
+            "case b in [!a]) echo y;; esac",
         ] {
             assert!(bash_only(t).is_none(), "{t}");
         }

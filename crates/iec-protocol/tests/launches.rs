@@ -179,6 +179,25 @@ fn dash_as_sh() {
         "[[ -n x ]] && echo y",
         d("shell", HopKind::ShellParse, Mechanism::Other, false),
     );
+    // Patterns real dash reads otherwise than bash 5.2 (run here in an empty directory): `.?`
+    // matches `..` in dash only; `[^a]` is "^ or a" in dash, "not a" in bash.
+    let dir = tempfile::tempdir().unwrap();
+    for (t, m) in [
+        ("echo .?", Mechanism::ReExpansion),
+        ("case b in [^a]) echo y;; esac", Mechanism::Other),
+    ] {
+        let out = |sh: &str| {
+            let o = std::process::Command::new(sh)
+                .args(["-c", t])
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            String::from_utf8(o.stdout).unwrap()
+        };
+        assert_ne!(out("dash"), out("bash"), "{t}");
+        text("sh-c", t, d("shell", HopKind::ShellParse, m, true));
+        text("bash-c", t, Corresponds);
+    }
 }
 
 #[test]
