@@ -15,6 +15,13 @@ mod tmux;
 mod windows;
 mod words;
 
+/// The PowerShell parsing the repair layer renders native calls with (tree-sitter-powershell
+/// and the `iec-windows` argument parser, as the check uses them).
+pub mod powershell {
+    pub use crate::windows::ps::{native_calls, shape, stop_parsing_unjudgeable, NativeCall};
+    pub use crate::windows::{intended_native_argv, passing_mode};
+}
+
 use iec_core::{
     byte_diff, exposure, Call, CheckReport, FirstDivergence, HopKind, HopReport, Mechanism, Verdict,
     WitnessKind,

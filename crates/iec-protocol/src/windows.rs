@@ -68,6 +68,16 @@ pub(crate) fn check(
             }
         }
         "powershell" => {
+            // PowerShell's tokenizer reads ‘ ’ ‚ ‛ as single and “ ” „ as double quotes
+            // (SpecialChars.IsSingleQuote/IsDoubleQuote); the grammar and the argument parser
+            // used here do not, so such a text is not judged (`'don’t'` ends after `don`).
+            if let Some(c) = text.chars().find(|c| ('\u{2018}'..='\u{201E}').contains(c)) {
+                report.reason = Some(format!(
+                    "PowerShell reads U+{:04X} ({c}) as a quote, which the PowerShell grammar used here does not model: not judged",
+                    c as u32
+                ));
+                return Ok(report);
+            }
             if let Some(at) = ps::error_at(&text) {
                 report.reason = Some(format!(
                     "generation: the emitted text does not parse as PowerShell (tree-sitter-powershell: syntax error at byte {at})"
@@ -256,18 +266,41 @@ fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckE
 // ---------------------------------------------------------------------------------------------
 // PowerShell
 
-/// Returns the reason when a hop cannot be judged (the verdict is then `unknown`).
-fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Option<String>, CheckError> {
-    let launch = run.launch;
+/// The argv a native call means: its PowerShell values, then, after `--%`, what the program's
+/// own parser makes of the raw text (PowerShell passes that text as written). `None` for an
+/// array literal, whose elements PowerShell passes as source text.
+pub fn intended_native_argv(program: &str, args_text: &str) -> Option<Vec<String>> {
+    let mut argv = Vec::new();
+    for a in powershell::parse_args(args_text, &[], &[]) {
+        match a {
+            PsArg::Value(v) => argv.push(v),
+            PsArg::Verbatim(raw) => {
+                argv.extend(powershell::program_view(program, &format!("\"{program}\" {raw}")))
+            }
+            PsArg::ArrayText(_) => return None,
+        }
+    }
+    Some(argv)
+}
+
+/// The native-argument passing a PowerShell launch uses.
+pub fn passing_mode(w: &Windows) -> PassingMode {
     let pwsh = w.powershell.as_deref() == Some("7");
-    let mode = match w.native_passing.as_deref() {
+    match w.native_passing.as_deref() {
         Some("ps51") => PassingMode::Ps51,
         Some("legacy") => PassingMode::Legacy,
         Some("standard") => PassingMode::Standard,
         Some("windows") => PassingMode::Windows,
         _ if pwsh => PassingMode::Windows,
         _ => PassingMode::Ps51,
-    };
+    }
+}
+
+/// Returns the reason when a hop cannot be judged (the verdict is then `unknown`).
+fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Option<String>, CheckError> {
+    let launch = run.launch;
+    let pwsh = w.powershell.as_deref() == Some("7");
+    let mode = passing_mode(w);
     let prefix = w.script_prefix.clone().unwrap_or_default();
     let suffix = w.script_suffix.clone().unwrap_or_default();
     let script = format!("{prefix}{intended}{suffix}");
@@ -420,16 +453,8 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
             shown.push(json!({ "program": c.program, "arguments": c.args_text, "not_judged": why }));
             continue;
         }
-        let args = powershell::parse_args(&c.args_text, &[], &[]);
-        let intended_argv: Option<Vec<String>> = args
-            .iter()
-            .map(|a| match a {
-                PsArg::Value(v) => Some(v.clone()),
-                _ => None,
-            })
-            .collect();
-        let Some(intended_argv) = intended_argv else {
-            let why = "an array literal or --% argument, whose intended argv the emulator does not define";
+        let Some(intended_argv) = intended_native_argv(&c.program, &c.args_text) else {
+            let why = "an array literal, whose intended argv the emulator does not define";
             unjudged.push(format!("`{}`: {why}", c.program));
             shown.push(json!({ "program": c.program, "arguments": c.args_text, "not_judged": why }));
             continue;
@@ -633,7 +658,7 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
 // ---------------------------------------------------------------------------------------------
 // PowerShell grammar (tree-sitter-powershell)
 
-mod ps {
+pub(crate) mod ps {
     use tree_sitter::{Node, Parser};
 
     /// A parse: statement signatures, the whole tree's signature, and the first error.
@@ -712,6 +737,55 @@ mod ps {
         out.push(')');
     }
 
+    /// Like [`sig`], with each native call reduced to its program name (its arguments are
+    /// compared as argv instead) and white-space-only tokens left out.
+    fn shape_of(n: Node<'_>, src: &str, out: &mut String) {
+        let kind = n.kind();
+        if skipped(kind) || (n.child_count() == 0 && src[n.byte_range()].trim().is_empty()) {
+            return;
+        }
+        if kind == "command" {
+            let mut c = n.walk();
+            let name = n.children(&mut c).find(|k| k.kind() == "command_name");
+            if let Some(name) = name {
+                let program = &src[name.byte_range()];
+                if is_native(program) {
+                    out.push_str("(native=");
+                    out.push_str(program);
+                    out.push(')');
+                    return;
+                }
+            }
+        }
+        if n.child_count() == 0 || kind.contains("string") || kind == "stop_parsing" {
+            out.push_str(kind);
+            out.push('=');
+            out.push_str(&src[n.byte_range()]);
+            out.push('\u{1}');
+            return;
+        }
+        out.push('(');
+        out.push_str(kind);
+        let mut c = n.walk();
+        for ch in n.children(&mut c) {
+            shape_of(ch, src, out);
+        }
+        out.push(')');
+    }
+
+    /// The script's structure with native calls' arguments left out; `None` when it does not parse.
+    pub fn shape(src: &str) -> Option<String> {
+        with_tree(src, |root| {
+            if first_error(root).is_some() {
+                return None;
+            }
+            let mut s = String::new();
+            shape_of(root, src, &mut s);
+            Some(s)
+        })
+        .flatten()
+    }
+
     fn first_error(n: Node<'_>) -> Option<usize> {
         if n.is_error() || n.is_missing() {
             return Some(n.start_byte());
@@ -764,9 +838,18 @@ mod ps {
 
     /// A native program called by the script, with the source text of its arguments.
     pub struct NativeCall {
+        /// The command name as written.
         pub program: String,
+        /// The source text of its arguments (redirections blanked).
         pub args_text: String,
+        /// Why its argv cannot be judged in check mode, if it cannot.
         pub unjudgeable: Option<String>,
+        /// Byte range of the whole command in the source.
+        pub command: std::ops::Range<usize>,
+        /// Byte range of its arguments (`command_elements`), if it has any.
+        pub elements: Option<std::ops::Range<usize>>,
+        /// Whether the arguments include a redirection.
+        pub redirected: bool,
     }
 
     /// Windows PowerShell 5.1 default aliases (and a few 7.x ones) that name cmdlets: their
@@ -833,6 +916,26 @@ mod ps {
         kids.into_iter().find_map(unjudged_kind)
     }
 
+    /// Why the raw text after `--%` (the token itself left out) cannot be judged, if it cannot.
+    /// PowerShell passes it as written, except that a pipe ends it and `%NAME%` is replaced
+    /// from the environment.
+    pub fn stop_parsing_unjudgeable(raw: &str) -> Option<&'static str> {
+        if raw.contains('|') {
+            return Some(
+                "--% followed by a pipe: PowerShell ends the raw text there, the grammar used here does not",
+            );
+        }
+        let mut parts = raw.split('%');
+        parts.next();
+        let mut rest: Vec<&str> = parts.collect();
+        // `%NAME%` needs a closing `%` after a non-empty name.
+        rest.pop();
+        if rest.iter().any(|name| !name.is_empty()) {
+            return Some("--% followed by `%NAME%`, which PowerShell replaces from the environment (not known in check mode)");
+        }
+        None
+    }
+
     fn collect(n: Node<'_>, src: &str, out: &mut Vec<NativeCall>) {
         if n.kind() == "command" {
             let mut c = n.walk();
@@ -842,19 +945,28 @@ mod ps {
                 if is_native(&program) {
                     let mut args_text = String::new();
                     let mut unjudgeable = None;
+                    let mut redirected = false;
+                    let elements = kids
+                        .iter()
+                        .find(|k| k.kind() == "command_elements")
+                        .map(|k| k.byte_range());
                     if let Some(el) = kids.iter().find(|k| k.kind() == "command_elements") {
                         let mut c2 = el.walk();
                         for a in el.children(&mut c2) {
                             if a.kind().contains("redirection") {
+                                redirected = true;
                                 args_text.push(' ');
                                 continue;
                             }
-                            if unjudgeable.is_none() {
+                            if unjudgeable.is_none() && a.kind() == "stop_parsing" {
+                                let node = &src[a.byte_range()];
+                                let raw = node.strip_prefix("--%").unwrap_or(node);
+                                unjudgeable = stop_parsing_unjudgeable(raw).map(str::to_string);
+                            } else if unjudgeable.is_none() {
                                 unjudgeable = unjudged_kind(a).map(|k| match k.as_str() {
                                     "variable" => {
                                         "a variable, whose value is not known in check mode".to_string()
                                     }
-                                    "stop_parsing" => "--% (stop-parsing), passed raw".to_string(),
                                     k => format!(
                                         "`{k}`, which the iec-windows argument parser does not evaluate"
                                     ),
@@ -867,6 +979,9 @@ mod ps {
                         program,
                         args_text: args_text.trim().to_string(),
                         unjudgeable,
+                        command: n.byte_range(),
+                        elements,
+                        redirected,
                     });
                 }
             }

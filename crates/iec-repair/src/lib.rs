@@ -11,11 +11,22 @@ Renderings:
   touch; bash decodes the word to the original bytes and `eval` runs them.
 * `bash-c`: for `sh` (dash) launches, `bash -c '…'` with the text single-quoted, so dash only
   passes the bytes on and bash parses them.
+* `ps-stop-parsing`: for PowerShell's native-argument hop (5.1 and 7.x Legacy write a native
+  program's command line without escaping embedded quotes and drop empty arguments), each
+  changed native call becomes `program --% RAW`, RAW being the arguments quoted for the
+  program's own (UCRT) parser. PowerShell passes the text after `--%` as written. The rendering
+  is delivered only when the script keeps its structure and every native call's argv, as the
+  emulated PowerShell builds it, is the argv the original call meant.
+
+Renderings are written in the language of the launch's shell: none is delivered to cmd.exe
+(every cmd hop that changes a call is refused), and PowerShell launches get only
+`ps-stop-parsing`.
 */
 #![deny(missing_docs)]
 
 use iec_core::{Call, CheckReport, Verdict};
 use iec_launches::{InputShape, Launch, ShellId};
+use iec_protocol::powershell as ps;
 use iec_protocol::{check, CheckError, Options};
 use iec_witness::BashPool;
 use serde::Serialize;
@@ -134,12 +145,31 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
                 ),
             ));
         }
-        Verdict::Unknown => {
+        Verdict::Unknown if report.attribution.as_deref() == Some("generation") => {
             let reason = report.reason.clone().unwrap_or_default();
             return Ok(refuse(
                 "tool-input",
                 format!(
                     "{reason}. Fix the command itself; no rendering can deliver a text that does not parse."
+                ),
+            ));
+        }
+        Verdict::Unknown => {
+            // A hop the check cannot judge (a PowerShell variable's value, `--%` with `%NAME%`):
+            // refused by the hop that could not be judged, not blamed on the text.
+            let reason = report.reason.clone().unwrap_or_default();
+            // The check stops at the hop it cannot judge: the last one it reports.
+            let hop = report
+                .hops
+                .iter()
+                .rev()
+                .find(|h| h.corresponds.is_none())
+                .map_or("tool-input".to_string(), |h| h.name.clone());
+            return Ok(refuse(
+                &hop,
+                format!(
+                    "{reason}. iec delivers only what it can verify; write literal values, or put the \
+                     command into a script file and run the file."
                 ),
             ));
         }
@@ -183,6 +213,31 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
                 fd.detail, fd.intended
             )))
         }
+        _ if shell_language(launch) == Language::Cmd => {
+            return Ok(refuse(&hop, format!(
+                "{} changes this call at hop {hop} ({}: {}); no rendering is delivered to cmd.exe, \
+                 whose parse has no quoting that survives every hop. Write the commands into a .cmd \
+                 file (with the file tool), one per line, and run the file.",
+                launch.id, fd.mechanism.as_str(), fd.detail
+            )))
+        }
+        ("native", _, _) if shell_language(launch) == Language::PowerShell => {
+            return match ps_stop_parsing(launch, &text) {
+                Ok(candidate) => deliver_checked(launch, call, pool, &hop, fd.mechanism.as_str(), "ps-stop-parsing", candidate),
+                Err(why) => Ok(refuse(&hop, format!(
+                    "{} changes this call at hop {hop} ({}: {}), and {why}. Write the script into a \
+                     .ps1 file (with the file tool) and run it, or pass such arguments through a file.",
+                    launch.id, fd.mechanism.as_str(), fd.detail
+                ))),
+            };
+        }
+        _ if shell_language(launch) == Language::PowerShell => {
+            return Ok(refuse(&hop, format!(
+                "{} changes this call at hop {hop} ({}: {}); iec has no PowerShell rendering for this hop. \
+                 Write the script into a .ps1 file (with the file tool) and run it.",
+                launch.id, fd.mechanism.as_str(), fd.detail
+            )))
+        }
         (_, _, ShellId::Dash) => ("bash-c", format!("bash -c {}", single_quoted(&text))),
         _ => ("ansi-c-eval", format!("eval {}", ansi_c_word(&text))),
     };
@@ -210,6 +265,47 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
             ),
         ));
     }
+    deliver_checked(
+        launch,
+        call,
+        pool,
+        &hop,
+        fd.mechanism.as_str(),
+        rendering,
+        candidate,
+    )
+}
+
+/// The language the launch's shell parses the command text in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Language {
+    /// bash, dash, Git Bash: the POSIX renderings apply.
+    Posix,
+    /// cmd.exe.
+    Cmd,
+    /// Windows PowerShell 5.1 or PowerShell 7.
+    PowerShell,
+}
+
+fn shell_language(launch: &Launch) -> Language {
+    match launch.windows.as_ref().map(|w| w.receiver.as_str()) {
+        Some("cmd") => Language::Cmd,
+        Some("powershell") => Language::PowerShell,
+        _ => Language::Posix,
+    }
+}
+
+/// Re-checks `candidate` on the launch and delivers it only if it corresponds.
+fn deliver_checked(
+    launch: &Launch,
+    call: &Call,
+    pool: &BashPool,
+    hop: &str,
+    mechanism: &str,
+    rendering: &str,
+    candidate: String,
+) -> Result<Outcome, Error> {
+    let hop = hop.to_string();
     let repaired = with_command(launch, call, candidate);
     let recheck: CheckReport = check(launch, &repaired, pool, Options::default())?;
     if recheck.verdict != Verdict::Corresponds {
@@ -223,7 +319,7 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
             format!(
             "{} changes this call at hop {hop} ({}), and the {rendering} rendering is changed too: {why}. \
              Write the command to a file and run the file.",
-            launch.id, fd.mechanism.as_str()
+            launch.id, mechanism
         ),
         ));
     }
@@ -236,4 +332,101 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
             verdict: recheck.verdict,
         }),
     })
+}
+
+/// The `ps-stop-parsing` rendering of `text` (see the crate documentation), or why there is none.
+fn ps_stop_parsing(launch: &Launch, text: &str) -> Result<String, String> {
+    let w = launch.windows.as_ref().ok_or("the launch has no PowerShell")?;
+    let mode = ps::passing_mode(w);
+    let calls = ps::native_calls(text);
+    let mut meant: Vec<(String, Vec<String>)> = Vec::new();
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    for c in &calls {
+        if let Some(why) = &c.unjudgeable {
+            return Err(format!(
+                "the arguments of `{}` cannot be judged ({why})",
+                c.program
+            ));
+        }
+        let intended = ps::intended_native_argv(&c.program, &c.args_text)
+            .ok_or_else(|| format!("`{}` gets an array literal, whose argv is not defined", c.program))?;
+        meant.push((c.program.clone(), intended.clone()));
+        let (_, got) = iec_windows::powershell::native(&c.args_text, mode, &c.program, &[], &[]);
+        if got == intended {
+            continue;
+        }
+        let lower = c.program.to_ascii_lowercase();
+        if lower.ends_with(".bat") || lower.ends_with(".cmd") {
+            return Err(format!(
+                "`{}` is a batch file, whose arguments cmd.exe parses again",
+                c.program
+            ));
+        }
+        if c.redirected {
+            return Err(format!(
+                "`{}` has a redirection, which the raw text after --% would swallow",
+                c.program
+            ));
+        }
+        if let Some(v) = intended.iter().find(|v| v.contains(['\r', '\n', '|', '\0'])) {
+            return Err(format!(
+                "an argument of `{}` holds a line break or `|`, which ends the raw text after --% ({v:?})",
+                c.program
+            ));
+        }
+        let raw = intended
+            .iter()
+            // Quoted whenever it holds any white space, Unicode too: PowerShell and the
+            // program then agree on where the raw text's arguments start.
+            .map(|v| iec_windows::render::argv_quote(v, v.chars().any(char::is_whitespace)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Some(why) = ps::stop_parsing_unjudgeable(&raw) {
+            return Err(format!(
+                "the raw text for `{}` cannot be verified: {why}",
+                c.program
+            ));
+        }
+        let Some(elements) = c.elements.clone() else {
+            continue;
+        };
+        // Keep the white space between the program name and its arguments.
+        let lead = text[elements.clone()].len() - text[elements.clone()].trim_start().len();
+        let elements = elements.start + lead..elements.end;
+        let mut rendered = format!("--% {raw}");
+        // The raw text runs to the end of the line: end the line after it.
+        let after = &text[elements.end..];
+        if !(after.is_empty() || after.starts_with('\n') || after.starts_with("\r\n")) {
+            rendered.push('\n');
+        }
+        edits.push((elements, rendered));
+    }
+    if edits.is_empty() {
+        return Err("no native call's argument list can be rewritten".into());
+    }
+    let mut out = text.to_string();
+    for (range, rendered) in edits.into_iter().rev() {
+        out.replace_range(range, &rendered);
+    }
+    // Verify: the same statements around the native calls, and each call's argv as PowerShell
+    // builds it from the rendering is the argv the original meant.
+    let (Some(a), Some(b)) = (ps::shape(text), ps::shape(&out)) else {
+        return Err("the rendering does not parse as PowerShell".into());
+    };
+    if a != b {
+        return Err("the rendering changes the script's structure around the native calls".into());
+    }
+    let after = ps::native_calls(&out);
+    if after.len() != meant.len() {
+        return Err("the rendering changes the number of native calls".into());
+    }
+    for (c, (program, intended)) in after.iter().zip(&meant) {
+        let (_, got) = iec_windows::powershell::native(&c.args_text, mode, &c.program, &[], &[]);
+        if &c.program != program || &got != intended || c.unjudgeable.is_some() {
+            return Err(format!(
+                "`{program}` would still not receive the argv the call meant (got {got:?})"
+            ));
+        }
+    }
+    Ok(out)
 }

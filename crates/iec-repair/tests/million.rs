@@ -14,6 +14,12 @@
 //! output differs is re-run case by case with the exact process argv, and a case that differs
 //! then is a changed call delivered.
 //!
+//! Windows launches have no real receiver here. On PowerShell launches ways 2 and 3 are written
+//! in PowerShell's quoting (`argvprobe '<s>'` with `''` for `'`, `python3.exe -I -S -c …`) and
+//! every delivered call's native argv, as the emulated PowerShell builds it and the program's
+//! UCRT parser reads it, must be the intended argv. On cmd.exe launches nothing may be delivered
+//! re-rendered (cmd does not read bash renderings).
+//!
 //! `IEC_REPAIR_MILLION=N` sets the number of strings (default 600),
 //! `IEC_REPAIR_MILLION_FROM=F` the index of the first (default 0: strings F..F+N, so a long
 //! run can be split into ranges), `IEC_REPAIR_MILLION_LAUNCHES=a,b` limits the launches,
@@ -179,6 +185,8 @@ struct Stats {
     time: BTreeMap<String, Duration>,
     /// (launch, receiver) → cases really run and verified
     verified: BTreeMap<(String, String), usize>,
+    /// (launch, way) → PowerShell calls whose native argv the emulated PowerShell verified
+    emulated: BTreeMap<(String, String), usize>,
     batches: usize,
     single_runs: usize,
     reruns: usize,
@@ -205,6 +213,9 @@ impl Stats {
         }
         for (k, v) in o.verified {
             *self.verified.entry(k).or_default() += v;
+        }
+        for (k, v) in o.emulated {
+            *self.emulated.entry(k).or_default() += v;
         }
         self.batches += o.batches;
         self.single_runs += o.single_runs;
@@ -234,6 +245,26 @@ fn reason_class(hop: &str, reason: &str) -> String {
         }
     }
     out
+}
+
+/// A PowerShell single-quoted literal: everything is literal but `'`, written twice.
+fn ps_quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// The argv of each native call, from the check's `native` hop receipt.
+fn native_argvs(rep: &iec_core::CheckReport) -> Vec<Vec<String>> {
+    rep.hops
+        .iter()
+        .find(|h| h.name == "native")
+        .and_then(|h| h.receipt["calls"].as_array())
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| serde_json::from_value(c["argv"].clone()).unwrap_or_default())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn run(argv: &[String]) -> Vec<u8> {
@@ -373,11 +404,29 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
                                 Some(py_line(&s)),
                             ));
                         }
+                        // PowerShell launches get ways 2 and 3 in PowerShell's own quoting,
+                        // with Windows program names (their receivers are emulated).
+                        let mut ps_ways = vec![(Way::Text, s.clone(), vec![])];
+                        ps_ways.push((Way::Probe, format!("argvprobe {}", ps_quoted(&s)), vec![s.clone()]));
+                        if i.is_multiple_of(py_every) {
+                            let script = py_script(&s);
+                            ps_ways.push((
+                                Way::Python,
+                                format!("python3.exe -I -S -c {} {}", ps_quoted(&script), ps_quoted(&s)),
+                                vec!["-I".into(), "-S".into(), "-c".into(), script, s.clone()],
+                            ));
+                        }
                         for l in launches
                             .iter()
                             .filter(|l| l.terminal.is_none() || i.is_multiple_of(terminal_every))
                         {
-                            for (way, text, expect) in &ways {
+                            let language = l.windows.as_ref().map_or("posix", |w| w.receiver.as_str());
+                            let ways: Vec<(Way, String, Option<String>, Vec<String>)> = if language == "powershell" {
+                                ps_ways.iter().map(|(w, t, a)| (*w, t.clone(), None, a.clone())).collect()
+                            } else {
+                                ways.iter().map(|(w, t, e)| (*w, t.clone(), e.clone(), vec![])).collect()
+                            };
+                            for (way, text, expect, native_argv) in &ways {
                                 let t = Instant::now();
                                 let call = call_for_text(l, text);
                                 let out = repair(l, &call, global())
@@ -393,13 +442,33 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
                                         };
                                         // An unchanged delivery is the call repair has just
                                         // checked; a repaired one is checked again here.
-                                        let rep = if !repaired && c.input == call.input {
+                                        // PowerShell: the native argv, as the emulated
+                                        // PowerShell builds it, must be the intended one.
+                                        let native = language == "powershell" && *way != Way::Text;
+                                        if repaired && language == "cmd" {
+                                            st.changed.push(format!(
+                                                "{} {way:?} #{i}: {text:?} delivered to cmd.exe re-rendered as {}",
+                                                l.id, c.input
+                                            ));
+                                        }
+                                        let rep = if !repaired && c.input == call.input && !native {
                                             None
                                         } else {
                                             Some(check(l, &c, global(), Options::default()).unwrap_or_else(|e| {
                                                 panic!("{} {way:?} #{i}: check of the delivered call failed: {e}", l.id)
                                             }))
                                         };
+                                        if let Some(rep) = rep.as_ref().filter(|_| native) {
+                                            let got = native_argvs(rep);
+                                            if got != [native_argv.clone()] {
+                                                st.changed.push(format!(
+                                                    "{} {way:?} #{i}: {text:?} delivered as {} gives the program {got:?}",
+                                                    l.id, c.input
+                                                ));
+                                            } else {
+                                                *st.emulated.entry((l.id.clone(), format!("{way:?}"))).or_default() += 1;
+                                            }
+                                        }
                                         if let Some(rep) = rep.filter(|r| r.verdict != Verdict::Corresponds) {
                                             st.changed.push(format!(
                                                 "{} {way:?} #{i}: {text:?} delivered as {} checks {:?}: {:?}",
@@ -551,6 +620,15 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
     for (r, c) in &by_receiver {
         println!("  receiver {r:<28} {c:>9}");
     }
+    if !st.emulated.is_empty() {
+        let n: usize = st.emulated.values().sum();
+        println!(
+            "PowerShell native argv verified by the emulated PowerShell (no real receiver here): {n} calls"
+        );
+        for ((l, w), c) in &st.emulated {
+            println!("  {l:<31} {w:<28} {c:>9}");
+        }
+    }
     println!("changed calls delivered: {}", st.changed.len());
     for c in st.changed.iter().take(20) {
         println!("  CHANGED {c}");
@@ -563,6 +641,17 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
     );
 
     // The run exercised what it claims to.
+    for l in launches
+        .iter()
+        .filter(|l| l.windows.as_ref().is_some_and(|w| w.receiver == "powershell"))
+    {
+        let probes = st
+            .emulated
+            .get(&(l.id.clone(), "Probe".into()))
+            .copied()
+            .unwrap_or(0);
+        assert!(probes > 0 || n < 100, "{}: no PowerShell probe verified", l.id);
+    }
     if only.is_none() {
         assert!(sum(None, 1) > 0 && sum(None, 2) > 0, "no repair or no refusal");
     }

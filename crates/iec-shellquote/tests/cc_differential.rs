@@ -86,7 +86,7 @@ fn claude_code_2_1_72_cli_js_differential() {
         let snap = match rng.below(8) {
             0 => None,
             1 => Some("/h/it's a snap.sh"),
-            _ => Some("/root/.claude/shell-snapshots/snapshot-bash-1-x.sh"),
+            _ => Some("/home/u/.claude/shell-snapshots/snapshot-bash-1-x.sh"),
         };
         let sandbox = rng.below(20) == 0;
         let prefix = match rng.below(40) {

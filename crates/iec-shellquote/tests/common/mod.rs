@@ -45,7 +45,7 @@ pub fn npm_install(prefix: &Path, marker: &Path, spec: &str, extra: &[&str]) -> 
 pub fn cache_dir() -> PathBuf {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
-        .unwrap_or_else(|| "/root".into());
+        .expect("HOME is not set: the npm packages are cached under $HOME/.cache/iec");
     home.join(".cache").join("iec")
 }
 
