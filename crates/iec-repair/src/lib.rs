@@ -11,6 +11,10 @@ Renderings:
   touch; bash decodes the word to the original bytes and `eval` runs them.
 * `bash-c`: for `sh` (dash) launches, `bash -c '…'` with the text single-quoted, so dash only
   passes the bytes on and bash parses them.
+* `base64-eval`: for Git Bash's process interface (the MSYS2 runtime halves backslash runs in
+  quotes, expands globs and braces, removes quotes), `eval "$(base64 -d <<< B64)"`: the runtime
+  has nothing to change in `[A-Za-z0-9+/=]`, bash decodes the bytes and `eval` runs them. Not
+  used for a text that ends in a line break (`$(…)` drops trailing newlines).
 * `ps-stop-parsing`: for PowerShell's native-argument hop (5.1 and 7.x Legacy write a native
   program's command line without escaping embedded quotes and drop empty arguments), each
   changed native call becomes `program --% RAW`, RAW being the arguments quoted for the
@@ -201,6 +205,12 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
                 launch.harness, fd.detail
             )))
         }
+        // Git Bash: the MSYS2 runtime re-parses the command line (backslash halving, globify,
+        // quote removal) but leaves base64 text alone; `$(…)` drops trailing newlines, so a text
+        // ending in one is not rendered this way.
+        ("spawn", _, _) if is_msys2(launch) && !text.is_empty() && !text.ends_with('\n') => {
+            ("base64-eval", format!("eval \"$(base64 -d <<< {})\"", base64_text(&text)))
+        }
         ("spawn", _, _) => {
             return Ok(refuse(&hop, format!(
                 "{}. Write the script to a file (with the file tool) and run the file.",
@@ -241,6 +251,32 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         (_, _, ShellId::Dash) => ("bash-c", format!("bash -c {}", single_quoted(&text))),
         _ => ("ansi-c-eval", format!("eval {}", ansi_c_word(&text))),
     };
+    if rendering == "base64-eval" {
+        // The payload is [A-Za-z0-9+/=] only and decodes to the text (GNU base64 ignores the
+        // here-string's newline); nothing for bash to expand. Proven here, not run.
+        use base64::Engine as _;
+        let b64 = &candidate["eval \"$(base64 -d <<< ".len()..candidate.len() - ")\"".len()];
+        let ok = b64
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b))
+            && base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .ok()
+                .as_deref()
+                == Some(text.as_bytes());
+        if !ok {
+            return Ok(refuse(&hop, format!("the base64-eval rendering did not decode to the same bytes on {}; write the command to a file and run the file", launch.id)));
+        }
+        return deliver_checked(
+            launch,
+            call,
+            pool,
+            &hop,
+            fd.mechanism.as_str(),
+            rendering,
+            candidate,
+        );
+    }
     // Prove the rendering runs exactly the emitted text: real bash expands its word.
     let word = match rendering {
         "bash-c" => &candidate["bash -c ".len()..],
@@ -285,6 +321,16 @@ enum Language {
     Cmd,
     /// Windows PowerShell 5.1 or PowerShell 7.
     PowerShell,
+}
+
+fn is_msys2(launch: &Launch) -> bool {
+    launch.windows.as_ref().is_some_and(|w| w.receiver == "msys2")
+}
+
+/// Standard base64 (with padding) of the text's bytes.
+fn base64_text(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(text.as_bytes())
 }
 
 fn shell_language(launch: &Launch) -> Language {

@@ -109,18 +109,22 @@ fn runnable(w: &str) -> String {
         .replace(render::SNAPSHOT_PATH, "/dev/null")
         .replace("/tmp/claude-0a1b-cwd", "/dev/null")
         .replace("/tmp/gemini-shell-0a1b/bgpids.tmp", "/dev/null");
-    while let Some(i) = w.find("/home/user/") {
-        let end = w[i..].find(['\'', '"', ' ', '\n']).map_or(w.len(), |e| i + e);
-        w.replace_range(i..end, "/dev/null");
+    for home in ["/home/user/", "/c/Users/user/"] {
+        while let Some(i) = w.find(home) {
+            let end = w[i..].find(['\'', '"', ' ', '\n']).map_or(w.len(), |e| i + e);
+            w.replace_range(i..end, "/dev/null");
+        }
     }
     w
 }
 
 /// The process argv the launch starts for a delivered tool input, when that process is a POSIX
-/// shell here (bash or dash); `None` for Windows and terminal-typing launches and for argv
-/// calls executed without a shell.
+/// shell here (bash or dash); `None` for cmd, PowerShell and terminal-typing launches and for
+/// argv calls executed without a shell. Git Bash launches get real bash here in place of
+/// bash.exe: the check has shown that the MSYS2 runtime hands bash.exe exactly this text.
 fn process_argv(l: &Launch, input: &Value) -> Option<Vec<String>> {
-    if l.windows.is_some() || l.terminal.is_some() {
+    let msys2 = l.windows.as_ref().is_some_and(|w| w.receiver == "msys2");
+    if (l.windows.is_some() && !msys2) || l.terminal.is_some() {
         return None;
     }
     let argv = match l.input {
@@ -152,6 +156,10 @@ fn process_argv(l: &Launch, input: &Value) -> Option<Vec<String>> {
             }
         }
     };
+    let mut argv = argv;
+    if msys2 && argv.first()?.ends_with("bash.exe") {
+        argv[0] = "bash".into();
+    }
     let shell = argv.first()?.rsplit('/').next()?;
     matches!(shell, "bash" | "sh" | "dash").then_some(argv)
 }

@@ -296,3 +296,45 @@ fn typographic_quotes_are_not_judged_on_powershell() {
     let l = cat.get("bash-c").unwrap();
     assert_eq!(check_text(l, "echo 'don’t'").verdict, Verdict::Corresponds);
 }
+
+#[test]
+fn git_bash_process_interface_gets_base64_eval() {
+    // The MSYS2 runtime halves backslash runs inside quotes: `'a\\b'` would reach bash as
+    // `'a\b'`. base64 text passes it untouched; real bash decodes and evals the same bytes.
+    let cat = Catalog::builtin();
+    let text = r"printf '%s|' 'a\\b' 'c\\\\d' *.none";
+    let want = "eval \"$(base64 -d <<< cHJpbnRmICclc3wnICdhXFxiJyAnY1xcXFxkJyAqLm5vbmU=)\"";
+    let run = |t: &str| {
+        std::process::Command::new("bash")
+            .args(["-c", t])
+            .output()
+            .unwrap()
+            .stdout
+    };
+    for id in ["opencode-windows-git-bash", "claude-code-git-bash-windows"] {
+        let l = cat.get(id).unwrap();
+        let before = check_text(l, text);
+        assert_eq!(before.verdict, Verdict::Diverges);
+        assert_eq!(before.first_divergence.unwrap().hop_name, "spawn");
+        match outcome(l, text) {
+            Outcome::Deliver {
+                repaired: true,
+                hop,
+                rendering,
+                call,
+                ..
+            } => {
+                assert_eq!(hop.as_deref(), Some("spawn"));
+                assert_eq!(rendering.as_deref(), Some("base64-eval"));
+                assert_eq!(call["command"], want);
+                assert_eq!(check_text(l, want).verdict, Verdict::Corresponds);
+                assert_eq!(run(want), b"a\\\\b|c\\\\\\\\d|*.none|");
+                assert_eq!(run(want), run(text));
+            }
+            o => panic!("{id}: {o:?}"),
+        }
+        // `$(…)` would drop a trailing line break: refused instead.
+        let t = format!("{text}\n");
+        assert!(matches!(outcome(l, &t), Outcome::Refuse { hop, .. } if hop == "spawn"));
+    }
+}
