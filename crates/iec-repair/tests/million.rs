@@ -27,7 +27,8 @@
 //! per check, ~0.1 s each) only every T-th string (default 10),
 //! `IEC_REPAIR_MILLION_REAL_EVERY=K` really runs ways 2 and 3 of every K-th string (default 1:
 //! all), `IEC_REPAIR_MILLION_PY_EVERY=P` (default 16) picks the python3 strings,
-//! `IEC_REPAIR_MILLION_DUMP=DIR` keeps every batch whose joint output differed.
+//! `IEC_REPAIR_MILLION_DUMP=DIR` keeps every batch whose joint output differed,
+//! `IEC_REPAIR_MILLION_THREADS=T` sets the worker threads (default: the number of cores).
 
 use iec_core::{Call, Verdict};
 use iec_launches::{render, Catalog, InputShape, Launch};
@@ -374,7 +375,12 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
         .iter()
         .map(|l| (l.id.as_str(), l.hops().iter().map(|h| h.name).collect()))
         .collect();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    // More threads than cores pay off where witnesses wait (real tmux sessions).
+    let threads = env_usize(
+        "IEC_REPAIR_MILLION_THREADS",
+        std::thread::available_parallelism().map_or(2, |n| n.get()),
+    )
+    .max(1);
     let from = env_usize("IEC_REPAIR_MILLION_FROM", 0);
     let end = from + n;
     let next = AtomicUsize::new(from);
