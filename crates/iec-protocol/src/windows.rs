@@ -717,43 +717,30 @@ pub(crate) mod ps {
 
     /// A node's structure with its leaf texts (strings whole, as their source text).
     fn sig(n: Node<'_>, src: &str, out: &mut String) {
+        sig_of(n, src, out, false)
+    }
+
+    /// [`sig`], or with `native_masked` each native call reduced to its program name (its
+    /// arguments are compared as argv instead) and white-space-only tokens left out.
+    fn sig_of(n: Node<'_>, src: &str, out: &mut String, native_masked: bool) {
         let kind = n.kind();
         if skipped(kind) {
             return;
         }
-        if n.child_count() == 0 || kind.contains("string") || kind == "stop_parsing" {
-            out.push_str(kind);
-            out.push('=');
-            out.push_str(&src[n.byte_range()]);
-            out.push('\u{1}');
-            return;
-        }
-        out.push('(');
-        out.push_str(kind);
-        let mut c = n.walk();
-        for ch in n.children(&mut c) {
-            sig(ch, src, out);
-        }
-        out.push(')');
-    }
-
-    /// Like [`sig`], with each native call reduced to its program name (its arguments are
-    /// compared as argv instead) and white-space-only tokens left out.
-    fn shape_of(n: Node<'_>, src: &str, out: &mut String) {
-        let kind = n.kind();
-        if skipped(kind) || (n.child_count() == 0 && src[n.byte_range()].trim().is_empty()) {
-            return;
-        }
-        if kind == "command" {
-            let mut c = n.walk();
-            let name = n.children(&mut c).find(|k| k.kind() == "command_name");
-            if let Some(name) = name {
-                let program = &src[name.byte_range()];
-                if is_native(program) {
-                    out.push_str("(native=");
-                    out.push_str(program);
-                    out.push(')');
-                    return;
+        if native_masked {
+            if n.child_count() == 0 && src[n.byte_range()].trim().is_empty() {
+                return;
+            }
+            if kind == "command" {
+                let mut c = n.walk();
+                let name = n.children(&mut c).find(|k| k.kind() == "command_name");
+                if let Some(program) = name.map(|name| &src[name.byte_range()]) {
+                    if is_native(program) {
+                        out.push_str("(native=");
+                        out.push_str(program);
+                        out.push(')');
+                        return;
+                    }
                 }
             }
         }
@@ -768,7 +755,7 @@ pub(crate) mod ps {
         out.push_str(kind);
         let mut c = n.walk();
         for ch in n.children(&mut c) {
-            shape_of(ch, src, out);
+            sig_of(ch, src, out, native_masked);
         }
         out.push(')');
     }
@@ -780,7 +767,7 @@ pub(crate) mod ps {
                 return None;
             }
             let mut s = String::new();
-            shape_of(root, src, &mut s);
+            sig_of(root, src, &mut s, true);
             Some(s)
         })
         .flatten()

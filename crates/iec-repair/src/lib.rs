@@ -267,39 +267,31 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         if !ok {
             return Ok(refuse(&hop, format!("the base64-eval rendering did not decode to the same bytes on {}; write the command to a file and run the file", launch.id)));
         }
-        return deliver_checked(
-            launch,
-            call,
-            pool,
-            &hop,
-            fd.mechanism.as_str(),
-            rendering,
-            candidate,
-        );
-    }
-    // Prove the rendering runs exactly the emitted text: real bash expands its word.
-    let word = match rendering {
-        "bash-c" => &candidate["bash -c ".len()..],
-        _ => &candidate["eval ".len()..],
-    };
-    let e = match pool.expand_words(word.as_bytes()) {
-        Err(iec_witness::WitnessError::Limit(why)) => {
+    } else {
+        // Prove the rendering runs exactly the emitted text: real bash expands its word.
+        let word = match rendering {
+            "bash-c" => &candidate["bash -c ".len()..],
+            _ => &candidate["eval ".len()..],
+        };
+        let e = match pool.expand_words(word.as_bytes()) {
+            Err(iec_witness::WitnessError::Limit(why)) => {
+                return Ok(refuse(
+                    &hop,
+                    format!("the {rendering} rendering could not be verified: {why}; write the command to a file and run the file"),
+                ))
+            }
+            e => e?,
+        };
+        if e.broke_out || e.status != 0 || e.args != [text.clone()] {
             return Ok(refuse(
                 &hop,
-                format!("the {rendering} rendering could not be verified: {why}; write the command to a file and run the file"),
-            ))
+                format!(
+                    "no rendering of this text survives {} (the {} rendering did not decode to the same bytes); \
+                 write the command to a file and run the file",
+                    launch.id, rendering
+                ),
+            ));
         }
-        e => e?,
-    };
-    if e.broke_out || e.status != 0 || e.args != [text.clone()] {
-        return Ok(refuse(
-            &hop,
-            format!(
-                "no rendering of this text survives {} (the {} rendering did not decode to the same bytes); \
-             write the command to a file and run the file",
-                launch.id, rendering
-            ),
-        ));
     }
     deliver_checked(
         launch,
