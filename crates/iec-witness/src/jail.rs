@@ -1,37 +1,118 @@
-//! The kernel-enforced layer under every witness server: a private network namespace where the
-//! system allows one, and a seccomp filter that makes the syscalls by which a shell acts on the
-//! world fail with `EPERM`: sockets, signals to other processes, creating, writing, renaming or
-//! removing files, mounts, tracing. Parse servers also lose `fork`/`clone`: bash cannot start any
-//! process at all, so they need no DEBUG-trap guard (which cost more than the parse itself).
-//! Expansion servers keep `fork` (a command substitution in a word forks; the trap skips what it
-//! would run) and keep the trap.
+//! The kernel-enforced layer under every process that sees a text (parse and expansion servers,
+//! the `bash -n`/`dash -n` and `BASH_ENV` witnesses, the terminal witness's bash). Whatever the
+//! text makes the shell do, the kernel refuses the syscalls by which a process acts on the
+//! world, with `EPERM`:
+//!
+//! * starting a program: `execve` is allowed only for the jail's own exec of the witness
+//!   program (its path is passed from a page mapped at a random address that the new program's
+//!   address space does not have; `execveat` always fails), so a command substitution that
+//!   forks can still not run anything;
+//! * opening for writing or creating, renaming, removing, linking, changing modes or owners,
+//!   truncating: a witness only reads (it writes to the pipes it inherited);
+//! * sockets, signals to other processes, tracing, new namespaces, `setsid`/`setpgid` (so no
+//!   process leaves the witness's process group), terminal input injection (`TIOCSTI`),
+//!   System V IPC, `pidfd_getfd`;
+//! * `fork`/`clone` for parse witnesses; expansion and terminal witnesses may fork (a command
+//!   substitution forks) but not more than [`MAX_PROCESSES`] processes at once.
+//!
+//! Where the system allows it the witness also gets a private network namespace and a private
+//! PID namespace: the witness program is the namespace's first process (an intermediate process
+//! outside waits for it), so when it ends, or when `iec` kills the intermediate, the kernel ends
+//! every process the witness started. Everything runs in a process group of its own, which the
+//! owner kills as a whole ([`kill_group`]). As root, the witness drops to an unprivileged user
+//! id of its own (so the process limit counts only its processes and it reads only what any
+//! user may read); as another user, the limit is counted in a user namespace of its own.
 //!
 //! Everything here runs in the forked child before `execve` (async-signal-safe syscalls only;
-//! the filter and the strings are built before the fork).
+//! the filter, the strings and the pointer arrays are built before the fork).
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
 
-/// What a child may keep.
+/// What a witness process may keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// No new processes at all.
     Parse,
-    /// `fork` allowed (for command substitutions that the DEBUG trap then skips).
+    /// `fork` allowed (command substitutions in expanded words, the prompt of an interactive
+    /// shell), never `exec`.
     Expand,
 }
 
-/// A filter and namespace plan, built before the fork.
+/// Most processes a forking witness may have at once (`RLIMIT_NPROC`).
+pub const MAX_PROCESSES: u64 = 32;
+
+/// Address space a witness may use (`RLIMIT_AS`); bash itself needs a few MiB.
+pub const MAX_MEMORY: u64 = 2 << 30;
+
+/// A filter, namespace and exec plan, built before the fork.
 pub(crate) struct Jail {
     filter: Vec<libc::sock_filter>,
     uid_map: CString,
     gid_map: CString,
+    /// The user id to drop to (as root), with its group.
+    drop_to: Option<(libc::uid_t, libc::gid_t)>,
+    cpu: Option<usize>,
+    exec: Exec,
+}
+
+/// The program, argv and environment of the jail's own exec, as C arrays.
+struct Exec {
+    path: CString,
+    _argv: Vec<CString>,
+    _envp: Vec<CString>,
+    argv_ptrs: Vec<*const libc::c_char>,
+    envp_ptrs: Vec<*const libc::c_char>,
+}
+
+// SAFETY: the raw pointers point into the CStrings owned by the same struct, never mutated.
+unsafe impl Send for Exec {}
+unsafe impl Sync for Exec {}
+
+impl Exec {
+    fn new(program: &OsStr, args: &[&OsStr], env: &[(&str, &OsStr)]) -> std::io::Result<Exec> {
+        let c = |b: &[u8]| {
+            CString::new(b).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in a witness argument"))
+        };
+        let path = c(program.as_bytes())?;
+        if path.as_bytes_with_nul().len() > MAGIC_LEN {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "witness program path too long"));
+        }
+        let argv: Vec<CString> = std::iter::once(Ok(path.clone()))
+            .chain(args.iter().map(|a| c(a.as_bytes())))
+            .collect::<Result<_, _>>()?;
+        let envp: Vec<CString> = env
+            .iter()
+            .map(|(k, v)| {
+                let mut kv = k.as_bytes().to_vec();
+                kv.push(b'=');
+                kv.extend_from_slice(v.as_bytes());
+                c(&kv)
+            })
+            .collect::<Result<_, _>>()?;
+        let ptrs = |v: &[CString]| {
+            v.iter()
+                .map(|s| s.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect::<Vec<_>>()
+        };
+        Ok(Exec {
+            argv_ptrs: ptrs(&argv),
+            envp_ptrs: ptrs(&envp),
+            path,
+            _argv: argv,
+            _envp: envp,
+        })
+    }
 }
 
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_EPERM: u32 = 0x0005_0000 | libc::EPERM as u32;
+const RET_ENOSYS: u32 = 0x0005_0000 | libc::ENOSYS as u32;
 const LD_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JEQ: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const JGE: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+const JSET: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
 const AND: u16 = 0x54; // BPF_ALU | BPF_AND | BPF_K
 const RET: u16 = 0x06; // BPF_RET | BPF_K
 
@@ -42,6 +123,11 @@ const ARCH: u32 = 0xC000_00B7;
 
 fn ins(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
     libc::sock_filter { code, jt, jf, k }
+}
+
+/// Offset of syscall argument `i` (low word) in `seccomp_data`.
+fn arg(i: u32) -> u32 {
+    16 + 8 * i
 }
 
 /// Syscalls that fail in every witness.
@@ -63,8 +149,14 @@ fn denied(kind: Kind) -> Vec<libc::c_long> {
         SYS_kill,
         SYS_tkill,
         SYS_tgkill,
+        SYS_rt_sigqueueinfo,
+        SYS_rt_tgsigqueueinfo,
         SYS_pidfd_send_signal,
+        SYS_pidfd_open,
+        SYS_pidfd_getfd,
         SYS_process_vm_writev,
+        SYS_process_vm_readv,
+        SYS_process_madvise,
         SYS_unlinkat,
         SYS_renameat,
         SYS_renameat2,
@@ -81,6 +173,9 @@ fn denied(kind: Kind) -> Vec<libc::c_long> {
         SYS_mount,
         SYS_umount2,
         SYS_openat2,
+        SYS_open_tree,
+        SYS_move_mount,
+        SYS_fsopen,
         SYS_io_uring_setup,
         SYS_memfd_create,
         SYS_utimensat,
@@ -98,6 +193,25 @@ fn denied(kind: Kind) -> Vec<libc::c_long> {
         SYS_open_by_handle_at,
         SYS_unshare,
         SYS_setns,
+        SYS_setsid,
+        SYS_setpgid,
+        SYS_msgget,
+        SYS_msgsnd,
+        SYS_semget,
+        SYS_semop,
+        SYS_semtimedop,
+        SYS_shmget,
+        SYS_shmat,
+        SYS_mq_open,
+        SYS_bpf,
+        SYS_perf_event_open,
+        SYS_userfaultfd,
+        SYS_keyctl,
+        SYS_add_key,
+        SYS_request_key,
+        SYS_fanotify_init,
+        SYS_seccomp,
+        SYS_clone3,
     ];
     #[cfg(target_arch = "x86_64")]
     v.extend([
@@ -117,9 +231,14 @@ fn denied(kind: Kind) -> Vec<libc::c_long> {
         SYS_futimesat,
     ]);
     if kind == Kind::Parse {
-        v.extend([SYS_clone, SYS_clone3]);
+        v.push(SYS_clone);
         #[cfg(target_arch = "x86_64")]
         v.extend([SYS_fork, SYS_vfork]);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if kind == Kind::Expand {
+        // vfork shares memory with the parent until exec, which never comes; fork is fine.
+        v.push(SYS_vfork);
     }
     v
 }
@@ -128,79 +247,329 @@ fn denied(kind: Kind) -> Vec<libc::c_long> {
 const WRITE_FLAGS: u32 =
     (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_APPEND) as u32;
 
+/// `clone` flags that make new namespaces (and `CLONE_NEWTIME`, 0x80).
+const NEW_NAMESPACES: u32 = (libc::CLONE_NEWNS
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUSER
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWNET
+    | libc::CLONE_NEWCGROUP) as u32
+    | 0x80;
+
+/// `ioctl` requests that act on a terminal beyond the process: pushing input (`TIOCSTI`) and
+/// the console's `TIOCLINUX`.
+const TIOCSTI: u32 = 0x5412;
+const TIOCLINUX: u32 = 0x541C;
+
+/// Size of the page that holds the path of the jail's own exec.
+const MAGIC_LEN: usize = 4096;
+
+/// The address of a page mapped once per process at a random address far from where a program
+/// maps anything: the filter allows `execve` only with its first argument pointing there. The
+/// exec'd program's address space does not have the page, and its allocations (under the
+/// address-space limit) cannot reach that address.
+fn magic_page() -> std::io::Result<usize> {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    if let Some(p) = PAGE.get() {
+        return Ok(*p);
+    }
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    // Between 64 GiB and 256 GiB: below every x86_64 and aarch64 (39-bit) user space top, far
+    // above a program's brk heap and below its mmap area.
+    let hint = (1usize << 36) + (h.finish() as usize % ((3usize << 36) / MAGIC_LEN)) * MAGIC_LEN;
+    // SAFETY: a fresh anonymous mapping; MAP_FIXED_NOREPLACE never replaces an existing one.
+    let p = unsafe {
+        let p = libc::mmap(
+            hint as *mut libc::c_void,
+            MAGIC_LEN,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            libc::mmap(
+                std::ptr::null_mut(),
+                MAGIC_LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        } else {
+            p
+        }
+    };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(*PAGE.get_or_init(|| p as usize))
+}
+
+/// A user id of its own for a witness started by root: above the usual ranges, different for
+/// every witness of this process (so `RLIMIT_NPROC` counts one witness's processes).
+fn private_id() -> libc::uid_t {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 4096;
+    let k = (std::process::id() % 200_000) * 4096 + n;
+    3_000_000_000 + k % 1_000_000_000
+}
+
 impl Jail {
-    /// The plan for a child of `kind`, or `None` on an architecture without a filter here.
-    pub(crate) fn new(kind: Kind) -> Option<Jail> {
+    /// The plan for a witness of `kind` that runs `program` with `args` (argv[0] is the
+    /// program's path) and exactly the environment `env`. `None` on an architecture without a
+    /// filter here.
+    pub(crate) fn new(
+        kind: Kind,
+        program: &OsStr,
+        args: &[&OsStr],
+        env: &[(&str, &OsStr)],
+        cpu: Option<usize>,
+    ) -> std::io::Result<Option<Jail>> {
         #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
         {
-            let _ = kind;
-            return None;
+            let _ = (kind, program, args, env, cpu);
+            return Ok(None);
         }
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         {
-            let mut f = vec![
-                ins(LD_ABS, 0, 0, 4), // seccomp_data.arch
-                ins(JEQ, 1, 0, ARCH),
-                ins(RET, 0, 0, RET_EPERM),
-                ins(LD_ABS, 0, 0, 0), // seccomp_data.nr
-                // x32 system calls on x86_64 (and anything out of range) are refused.
-                ins(JGE, 0, 1, 0x4000_0000),
-                ins(RET, 0, 0, RET_EPERM),
-            ];
-            for nr in denied(kind) {
-                f.push(ins(JEQ, 0, 1, nr as u32));
-                f.push(ins(RET, 0, 0, RET_EPERM));
-            }
-            // open(path, flags) and openat(dirfd, path, flags): low word of the flags argument.
-            #[cfg(target_arch = "x86_64")]
-            let opens: &[(libc::c_long, u32)] = &[(libc::SYS_open, 1), (libc::SYS_openat, 2)];
-            #[cfg(target_arch = "aarch64")]
-            let opens: &[(libc::c_long, u32)] = &[(libc::SYS_openat, 2)];
-            for &(nr, arg) in opens {
-                f.push(ins(JEQ, 0, 5, nr as u32));
-                f.push(ins(LD_ABS, 0, 0, 16 + 8 * arg));
-                f.push(ins(AND, 0, 0, WRITE_FLAGS));
-                f.push(ins(JEQ, 0, 1, 0));
-                f.push(ins(RET, 0, 0, RET_ALLOW));
-                f.push(ins(RET, 0, 0, RET_EPERM));
-            }
-            f.push(ins(RET, 0, 0, RET_ALLOW));
-            // SAFETY: getuid/getgid cannot fail.
-            let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-            Some(Jail {
-                filter: f,
+            let magic = magic_page()? as u64;
+            let exec = Exec::new(program, args, env)?;
+            let filter = filter(kind, magic);
+            // SAFETY: getuid/getgid/geteuid cannot fail.
+            let (uid, gid, euid) = unsafe { (libc::getuid(), libc::getgid(), libc::geteuid()) };
+            let drop_to = (euid == 0).then(|| {
+                let id = private_id();
+                (id, id)
+            });
+            Ok(Some(Jail {
+                filter,
                 uid_map: CString::new(format!("{uid} {uid} 1")).unwrap(),
                 gid_map: CString::new(format!("{gid} {gid} 1")).unwrap(),
-            })
+                drop_to,
+                cpu,
+                exec,
+            }))
         }
     }
 
-    /// In the child, before exec: a private network namespace if the system allows one (as a
-    /// user without privileges, inside a new user namespace mapping only the own ids), then the
-    /// filter. Only the filter is required.
-    pub(crate) fn enter(&self) -> std::io::Result<()> {
-        // SAFETY: async-signal-safe syscalls on memory built before the fork.
-        unsafe {
-            if libc::unshare(libc::CLONE_NEWNET) != 0
-                && libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0
-            {
-                write_file(c"/proc/self/setgroups", c"deny");
-                write_file(c"/proc/self/uid_map", &self.uid_map);
-                write_file(c"/proc/self/gid_map", &self.gid_map);
+    /// The user and group the witness runs as, when it drops privileges: its private
+    /// directory must belong to them.
+    pub(crate) fn owner(&self) -> Option<(libc::uid_t, libc::gid_t)> {
+        self.drop_to
+    }
+
+    /// In the child, before exec: namespaces, the intermediate process, the user id, limits,
+    /// the filter, then the exec of the witness program. Returns only on failure.
+    ///
+    /// # Safety
+    /// Call only in a freshly forked child (async-signal-safe syscalls on memory built before
+    /// the fork).
+    pub(crate) unsafe fn enter_and_exec(&self) -> std::io::Error {
+        let err = std::io::Error::last_os_error;
+        let (pidns, userns) = enter_namespaces(self);
+        if pidns {
+            let pid = libc::fork();
+            if pid < 0 {
+                return err();
             }
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let prog = libc::sock_fprog {
-                len: self.filter.len() as u16,
-                filter: self.filter.as_ptr() as *mut libc::sock_filter,
-            };
-            if libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog as *const _) != 0 {
-                return Err(std::io::Error::last_os_error());
+            if pid > 0 {
+                intermediate(pid);
             }
         }
-        Ok(())
+        if let Some((uid, gid)) = self.drop_to.filter(|_| !userns) {
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setresgid(gid, gid, gid) != 0
+                || libc::setresuid(uid, uid, uid) != 0
+            {
+                return err();
+            }
+        }
+        if pidns && libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+            return err();
+        }
+        let limits = [
+            (libc::RLIMIT_AS, MAX_MEMORY),
+            (libc::RLIMIT_NPROC, MAX_PROCESSES),
+            (libc::RLIMIT_CORE, 0),
+        ];
+        for (which, n) in limits {
+            // Without a user id or a user namespace of its own the process count would be the
+            // whole user's: keep theirs (the filter and the process group still hold).
+            if which == libc::RLIMIT_NPROC && !userns && (self.drop_to.is_none()) {
+                continue;
+            }
+            let l = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            if libc::setrlimit(which, &l) != 0 {
+                return err();
+            }
+        }
+        if let Some(c) = self.cpu {
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(c, &mut one);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
+        }
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return err();
+        }
+        let magic = match magic_page() {
+            Ok(m) => m as *mut u8,
+            Err(e) => return e,
+        };
+        let path = self.exec.path.as_bytes_with_nul();
+        std::ptr::copy_nonoverlapping(path.as_ptr(), magic, path.len());
+        let prog = libc::sock_fprog {
+            len: self.filter.len() as u16,
+            filter: self.filter.as_ptr() as *mut libc::sock_filter,
+        };
+        if libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog as *const _) != 0 {
+            return err();
+        }
+        libc::execve(
+            magic as *const libc::c_char,
+            self.exec.argv_ptrs.as_ptr(),
+            self.exec.envp_ptrs.as_ptr(),
+        );
+        err()
     }
+}
+
+/// A private network and PID namespace, as root or in a user namespace of our own; returns
+/// (PID namespace made, user namespace made).
+unsafe fn enter_namespaces(jail: &Jail) -> (bool, bool) {
+    let both = libc::CLONE_NEWNET | libc::CLONE_NEWPID;
+    for (flags, pid) in [(both, true), (libc::CLONE_NEWNET, false)] {
+        if libc::unshare(flags) == 0 {
+            return (pid, false);
+        }
+        if libc::unshare(libc::CLONE_NEWUSER | flags) == 0 {
+            write_file(c"/proc/self/setgroups", c"deny");
+            write_file(c"/proc/self/uid_map", &jail.uid_map);
+            write_file(c"/proc/self/gid_map", &jail.gid_map);
+            return (pid, true);
+        }
+    }
+    (false, false)
+}
+
+/// The process outside the PID namespace: holds no file but the standard three, waits for the
+/// witness (the namespace's first process) and exits as it did. Killing it kills the witness
+/// (its parent-death signal), and with it the whole namespace.
+unsafe fn intermediate(pid: libc::pid_t) -> ! {
+    libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+    let mut status = 0;
+    loop {
+        let r = libc::waitpid(pid, &mut status, 0);
+        if r == pid {
+            break;
+        }
+        if r < 0 && *libc::__errno_location() != libc::EINTR {
+            libc::_exit(125);
+        }
+    }
+    if libc::WIFEXITED(status) {
+        libc::_exit(libc::WEXITSTATUS(status));
+    }
+    libc::_exit(128 + libc::WTERMSIG(status));
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn filter(kind: Kind, magic: u64) -> Vec<libc::sock_filter> {
+    let mut f = vec![
+        ins(LD_ABS, 0, 0, 4), // seccomp_data.arch
+        ins(JEQ, 1, 0, ARCH),
+        ins(RET, 0, 0, RET_EPERM),
+        ins(LD_ABS, 0, 0, 0), // seccomp_data.nr
+        // x32 system calls on x86_64 (and anything out of range) are refused.
+        ins(JGE, 0, 1, 0x4000_0000),
+        ins(RET, 0, 0, RET_EPERM),
+    ];
+    for nr in denied(kind) {
+        // clone3 is refused as "not implemented", so that a C library falls back to clone,
+        // whose flags the filter can read.
+        let ret = if nr == libc::SYS_clone3 { RET_ENOSYS } else { RET_EPERM };
+        f.push(ins(JEQ, 0, 1, nr as u32));
+        f.push(ins(RET, 0, 0, ret));
+    }
+    // execve(path, …): only with the magic page's address as the path pointer.
+    f.extend([
+        ins(JEQ, 0, 6, libc::SYS_execve as u32),
+        ins(LD_ABS, 0, 0, arg(0)),
+        ins(JEQ, 0, 3, magic as u32),
+        ins(LD_ABS, 0, 0, arg(0) + 4),
+        ins(JEQ, 0, 1, (magic >> 32) as u32),
+        ins(RET, 0, 0, RET_ALLOW),
+        ins(RET, 0, 0, RET_EPERM),
+        ins(LD_ABS, 0, 0, 0),
+    ]);
+    if kind == Kind::Expand {
+        // clone(flags, …) without new namespaces (aarch64 and x86_64: flags are argument 0).
+        f.extend([
+            ins(JEQ, 0, 4, libc::SYS_clone as u32),
+            ins(LD_ABS, 0, 0, arg(0)),
+            ins(JSET, 0, 1, NEW_NAMESPACES),
+            ins(RET, 0, 0, RET_EPERM),
+            ins(RET, 0, 0, RET_ALLOW),
+        ]);
+    }
+    // ioctl(fd, request): no terminal input injection.
+    f.extend([
+        ins(JEQ, 0, 5, libc::SYS_ioctl as u32),
+        ins(LD_ABS, 0, 0, arg(1)),
+        ins(JEQ, 1, 0, TIOCSTI),
+        ins(JEQ, 0, 1, TIOCLINUX),
+        ins(RET, 0, 0, RET_EPERM),
+        ins(RET, 0, 0, RET_ALLOW),
+    ]);
+    // open(path, flags) and openat(dirfd, path, flags): low word of the flags argument.
+    #[cfg(target_arch = "x86_64")]
+    let opens: &[(libc::c_long, u32)] = &[(libc::SYS_open, 1), (libc::SYS_openat, 2)];
+    #[cfg(target_arch = "aarch64")]
+    let opens: &[(libc::c_long, u32)] = &[(libc::SYS_openat, 2)];
+    for &(nr, a) in opens {
+        f.push(ins(JEQ, 0, 5, nr as u32));
+        f.push(ins(LD_ABS, 0, 0, arg(a)));
+        f.push(ins(AND, 0, 0, WRITE_FLAGS));
+        f.push(ins(JEQ, 0, 1, 0));
+        f.push(ins(RET, 0, 0, RET_ALLOW));
+        f.push(ins(RET, 0, 0, RET_EPERM));
+    }
+    f.push(ins(RET, 0, 0, RET_ALLOW));
+    f
+}
+
+/// Kills every process of the process group `pgid` (the witness and whatever it started).
+pub fn kill_group(pgid: u32) {
+    if pgid > 1 {
+        // SAFETY: a plain signal to a process group this process created.
+        unsafe { libc::killpg(pgid as libc::pid_t, libc::SIGKILL) };
+    }
+}
+
+/// The witness's own pid when it runs under an intermediate process `pid` (its only child),
+/// else `pid`.
+pub fn witness_pid(pid: u32) -> u32 {
+    if let Ok(c) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+        return c.split_whitespace().next().and_then(|p| p.parse().ok()).unwrap_or(pid);
+    }
+    // Without CONFIG_PROC_CHILDREN: the process whose parent is `pid`.
+    let parent_of = |p: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+    };
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|&p| parent_of(p) == Some(pid))
+        .unwrap_or(pid)
 }
 
 /// Best effort: a failed map write leaves the namespace unusable only for the child's ids.
@@ -212,68 +581,110 @@ unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) {
     }
 }
 
+/// Runs `program` with `args` and `env` under the jail of `kind` in the calling process (the
+/// entry point of a helper that a program such as tmux starts in place of the witness): never
+/// returns on success.
+pub fn exec_jailed(kind: Kind, program: &OsStr, args: &[&OsStr], env: &[(&str, &OsStr)]) -> std::io::Error {
+    match Jail::new(kind, program, args, env, None) {
+        // SAFETY: the calling process is single-threaded at this point by contract of a helper
+        // entry point; everything the jail touches was built above.
+        Ok(Some(j)) => unsafe { j.enter_and_exec() },
+        Ok(None) => std::io::Error::new(std::io::ErrorKind::Unsupported, "no witness filter for this architecture"),
+        Err(e) => e,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Jail, Kind};
+    use std::ffi::OsStr;
 
-    /// Forks, enters the jail in the child, tries each action and reports which succeeded as
-    /// bits of the exit status.
-    fn probe(kind: Kind) -> i32 {
-        let jail = Jail::new(kind).expect("a filter for this architecture");
+    /// Starts bash in the jail with a script that tries each action and reports which ones
+    /// succeeded as bits of its exit status.
+    fn probe(kind: Kind, script: &str) -> (i32, String) {
         let dir = tempfile::tempdir().unwrap();
-        let file = std::ffi::CString::new(dir.path().join("f").display().to_string()).unwrap();
-        // SAFETY: the child makes only raw syscalls and leaves with _exit.
+        let bash = crate::bash_path();
+        let script = script.replace("DIR", &dir.path().display().to_string());
+        let jail = Jail::new(
+            kind,
+            bash.as_os_str(),
+            &[OsStr::new("--norc"), OsStr::new("-c"), OsStr::new(&script)],
+            &[("PATH", OsStr::new("/usr/bin:/bin"))],
+            None,
+        )
+        .unwrap()
+        .expect("a filter for this architecture");
+        let mut cmd = std::process::Command::new(&bash);
+        // SAFETY: the closure only enters the jail (see enter_and_exec).
         unsafe {
-            let pid = libc::fork();
-            assert!(pid >= 0);
-            if pid == 0 {
-                if jail.enter().is_err() {
-                    libc::_exit(100);
-                }
-                let mut acted = 0;
-                let child = libc::fork();
-                if child == 0 {
-                    libc::_exit(0);
-                }
-                if child > 0 {
-                    acted |= 1;
-                }
-                if libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CREAT, 0o600) >= 0 {
-                    acted |= 2;
-                }
-                if libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) >= 0 {
-                    acted |= 4;
-                }
-                if libc::kill(1, 0) == 0 {
-                    acted |= 8;
-                }
-                if libc::open(c"/proc/self/status".as_ptr(), libc::O_RDONLY) < 0 {
-                    acted |= 64; // reading must still work
-                }
-                libc::_exit(acted);
-            }
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, 0);
-            assert!(!dir.path().join("f").exists() || libc::WEXITSTATUS(status) & 2 != 0);
-            libc::WEXITSTATUS(status)
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(move || Err(jail.enter_and_exec()));
         }
+        let out = cmd.output().unwrap();
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert!(left.is_empty(), "something was written: {left:?}");
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
     }
 
+    const ACTIONS: &str = r#"r=0
+trap 'exit $r' EXIT
+shopt -s execfail
+exec /usr/bin/true
+{ : > DIR/f; } && r=$((r|4))
+{ exec 3<>/dev/tcp/127.0.0.1/9; } && r=$((r|8))
+kill -0 1 && r=$((r|16))
+{ read -r x < /proc/self/status; } || r=$((r|32))
+r=$((r|1))
+x=$(/usr/bin/true && echo ran)
+r=$((r&~1))
+[[ $x == ran ]] && r=$((r|1))
+( exit 0 ) && r=$((r|2))"#;
+
     #[test]
-    fn parse_jail_forbids_processes_writes_sockets_and_signals() {
-        assert_eq!(
-            probe(Kind::Parse),
-            0,
-            "bits: 1 fork, 2 write-open, 4 socket, 8 kill, 64 read failed"
-        );
+    fn parse_jail_forbids_exec_fork_writes_sockets_and_signals() {
+        let (code, err) = probe(Kind::Parse, ACTIONS);
+        eprintln!("stderr: {err}");
+        assert_eq!(code, 1, "bits: 1 exec (or stopped before the fork), 2 fork, 4 write-open, 8 socket, 16 kill, 32 read failed");
     }
 
     #[test]
     fn expand_jail_allows_fork_only() {
-        assert_eq!(
-            probe(Kind::Expand),
-            1,
-            "bits: 1 fork, 2 write-open, 4 socket, 8 kill, 64 read failed"
-        );
+        let (code, err) = probe(Kind::Expand, ACTIONS);
+        eprintln!("stderr: {err}");
+        assert_eq!(code, 2, "bits: 1 exec, 2 fork, 4 write-open, 8 socket, 16 kill, 32 read failed");
+    }
+
+    #[test]
+    fn expand_jail_limits_processes() {
+        // Background subshells that wait on an inherited pipe: count how many start.
+        let bash = crate::bash_path();
+        let script = "exec 5<&0; for i in {1..100}; do (read -t 30 -u 5) & echo $i; done";
+        let jail = Jail::new(
+            Kind::Expand,
+            bash.as_os_str(),
+            &[OsStr::new("--norc"), OsStr::new("-c"), OsStr::new(script)],
+            &[],
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        let mut cmd = std::process::Command::new(&bash);
+        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+        cmd.stderr(std::process::Stdio::null());
+        // SAFETY: the closure only enters the jail (see enter_and_exec).
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+            cmd.pre_exec(move || Err(jail.enter_and_exec()));
+        }
+        let mut child = cmd.spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        super::kill_group(child.id());
+        let _ = child.kill();
+        let mut out = String::new();
+        std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+        let _ = child.wait();
+        let started = out.lines().filter_map(|l| l.parse::<u64>().ok()).max().unwrap_or(0);
+        assert!(started > 3 && started < super::MAX_PROCESSES, "started {started}: {out}");
     }
 }

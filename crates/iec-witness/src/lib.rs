@@ -17,7 +17,7 @@ Real witnesses: the receivers that run on this machine are run, and stopped befo
 
 pub mod argvprobe;
 pub mod gate;
-mod jail;
+pub mod jail;
 mod pool;
 mod server;
 pub mod spawn;

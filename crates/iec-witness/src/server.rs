@@ -20,8 +20,22 @@ pub(crate) const ENDED_EARLY: &str = "witness ended early: ";
 /// answer changed.
 const CANARY: &[u8] = b"[[ -n x && x == y* ]] && (( 1 + 2 )); case x in x) echo \"$(echo [[ a ]])\" ;; esac\nfor i in 1; do [ -n \"${i:-[[}\" ]; done <<'E'\n[[\nE";
 
-/// Address space a witness bash may use (`RLIMIT_AS`); bash itself needs a few MiB.
-const MAX_MEMORY: u64 = 2 << 30;
+use crate::jail::MAX_MEMORY;
+
+/// What the witness jail needs from the kernel.
+const JAIL_NEEDS: &str = "seccomp filters (Linux, x86_64 or aarch64); set IEC_ALLOW_UNJAILED=1 to run witnesses with bash's own guards only";
+
+/// Whether witnesses may run without the kernel filter (`IEC_ALLOW_UNJAILED=1`).
+pub(crate) fn unjailed_allowed() -> bool {
+    std::env::var_os("IEC_ALLOW_UNJAILED").is_some_and(|v| v == "1")
+}
+
+pub(crate) fn no_jail() -> WitnessError {
+    WitnessError::Start {
+        program: "the witness jail".into(),
+        source: std::io::Error::new(std::io::ErrorKind::Unsupported, JAIL_NEEDS),
+    }
+}
 
 /// bash's verdict on a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -279,87 +293,77 @@ impl BashServer {
     }
 
     fn start_kind(kind: Kind, cpu: Option<usize>) -> Result<BashServer, WitnessError> {
-        static JAIL_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        if !JAIL_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
-            if let Some(jail) = Jail::new(kind) {
-                match BashServer::spawn(Some((kind, jail)), kind, cpu) {
-                    Ok(s) => return Ok(s),
-                    // The kernel refused the filter (no seccomp here): fall back to the guard.
-                    Err(WitnessError::Start { .. }) => {
-                        JAIL_FAILED.store(true, std::sync::atomic::Ordering::Relaxed)
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        BashServer::spawn(None, kind, cpu)
+        BashServer::spawn(kind, cpu)
     }
 
-    fn spawn(jail: Option<(Kind, Jail)>, role: Kind, cpu: Option<usize>) -> Result<BashServer, WitnessError> {
+    fn spawn(kind: Kind, cpu: Option<usize>) -> Result<BashServer, WitnessError> {
         let dir = private_dir("iec-witness-")?;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
         let bash = bash_path();
-        let mut cmd = match (&jail, unshare_args()) {
-            (None, Some(args)) => {
-                let mut c = Command::new(unshare_path());
-                c.args(args).arg("--").arg(&bash);
-                c
-            }
-            _ => Command::new(&bash),
-        };
         let nonce = nonce();
         let script = SCRIPT.replace("NONCE", &nonce);
-        let kind = match &jail {
-            Some((k, _)) => *k,
-            None => Kind::Expand,
-        };
-        // The script runs parse requests without the guard only when it cannot fork.
+        // The script runs parse requests without the guard: a parse server cannot fork.
         let mode = if kind == Kind::Parse { "nofork" } else { "guarded" };
-        cmd.args(["--noprofile", "--norc", "-c", &script, "iec-witness"])
-            .arg(dir.path())
-            .arg(mode)
-            .env_clear()
-            .env("PATH", "")
-            .env("LANG", "C.UTF-8")
-            .env("LC_ALL", "C.UTF-8")
-            .env("HOME", dir.path())
-            .current_dir(dir.path())
-            .stdin(Stdio::piped());
-        // SAFETY: `setrlimit` and `enter` make only async-signal-safe syscalls on memory built
-        // before the fork.
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            cmd.pre_exec(move || {
-                // A text that expands to millions of words makes bash allocate gigabytes before
-                // any reply cap is reached; past this limit bash fails the allocation and ends.
-                let limit = libc::rlimit {
-                    rlim_cur: MAX_MEMORY,
-                    rlim_max: MAX_MEMORY,
-                };
-                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
+        let args: [&std::ffi::OsStr; 7] = [
+            "--noprofile".as_ref(),
+            "--norc".as_ref(),
+            "-c".as_ref(),
+            script.as_ref(),
+            "iec-witness".as_ref(),
+            dir.path().as_os_str(),
+            mode.as_ref(),
+        ];
+        let env: [(&str, &std::ffi::OsStr); 5] = [
+            ("PATH", "".as_ref()),
+            ("LANG", "C.UTF-8".as_ref()),
+            ("LC_ALL", "C.UTF-8".as_ref()),
+            ("HOME", dir.path().as_os_str()),
+            ("IEC_WITNESS", "1".as_ref()),
+        ];
+        let req_path = dir.path().join(format!("req-{nonce}"));
+        let req_file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&req_path)?;
+        std::fs::set_permissions(&req_path, std::fs::Permissions::from_mode(0o600))?;
+        let mut cmd = Command::new(&bash);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        cmd.current_dir(dir.path()).stdin(Stdio::piped());
+        let jail = Jail::new(kind, bash.as_os_str(), &args, &env, cpu)?;
+        match jail {
+            Some(jail) => {
+                if let Some((uid, gid)) = jail.owner() {
+                    std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
+                    std::os::unix::fs::chown(&req_path, Some(uid), Some(gid))?;
                 }
-                match &jail {
-                    Some((_, jail)) => jail.enter(),
-                    None => Ok(()),
+                // SAFETY: `enter_and_exec` makes only async-signal-safe syscalls on memory built
+                // before the fork, and execs (or fails).
+                unsafe {
+                    use std::os::unix::process::CommandExt;
+                    cmd.pre_exec(move || Err(jail.enter_and_exec()));
                 }
-            });
+            }
+            None if unjailed_allowed() => {
+                cmd.args(args).env_clear().envs(env.iter().map(|(k, v)| (*k, *v)));
+            }
+            None => return Err(no_jail()),
         }
         // stdout and stderr share one pipe so that bash's diagnostics arrive in order.
         let (reader, writer) = std::io::pipe()?;
         let writer2 = writer.try_clone()?;
         cmd.stdout(writer).stderr(writer2);
-        let mut child = cmd.spawn().map_err(|source| WitnessError::Start {
-            program: format!("{:?}", cmd.get_program()),
-            source,
-        })?;
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(source) => {
+                return Err(WitnessError::Start {
+                    program: format!("{} (in the witness jail: {})", bash.display(), JAIL_NEEDS),
+                    source,
+                })
+            }
+        };
         drop(cmd);
         let stdin = child.stdin.take().expect("piped stdin");
-        let req_file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(dir.path().join(format!("req-{nonce}")))?;
         let stdout = BufReader::with_capacity(
             1 << 16,
             TimedPipe {
@@ -367,22 +371,10 @@ impl BashServer {
                 deadline: None,
             },
         );
-        let cpu = cpu.filter(|&c| {
-            // SAFETY: a zeroed cpu set with one bit set, for the child's pid.
-            unsafe {
-                let mut one: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(c, &mut one);
-                libc::sched_setaffinity(
-                    child.id() as libc::pid_t,
-                    std::mem::size_of::<libc::cpu_set_t>(),
-                    &one,
-                ) == 0
-            }
-        });
         let mut server = BashServer {
             cpu,
             kind,
-            role,
+            role: kind,
             served: 0,
             canary: Vec::new(),
             poisoned: false,
@@ -662,7 +654,7 @@ impl BashServer {
 
     /// Process id of the bash (or unshare) process.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        crate::jail::witness_pid(self.child.id())
     }
 }
 
@@ -723,6 +715,7 @@ impl std::io::Read for TimedPipe {
 
 impl Drop for BashServer {
     fn drop(&mut self) {
+        crate::jail::kill_group(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
         live_dirs().lock().unwrap().retain(|d| d != self.dir.path());

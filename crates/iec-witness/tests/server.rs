@@ -185,7 +185,9 @@ fn parse_only_server_cannot_act_when_the_gate_is_bypassed() {
         .collect();
     assert!(left.is_empty(), "something acted: {left:?}");
     // Under bash's restricted mode most of these fail even before the kernel's filter; the
-    // filter itself is tested in jail.rs. Here: it is installed on the server process.
+    // filter itself is tested in jail.rs. Here: it is installed on the server process (a live
+    // one: the failed fork above ended the first).
+    let mut s = BashServer::start_parse_only(None).unwrap();
     let status = std::fs::read_to_string(format!("/proc/{}/status", s.pid())).unwrap();
     assert!(
         status
@@ -197,7 +199,6 @@ fn parse_only_server_cannot_act_when_the_gate_is_bypassed() {
         .lines()
         .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["NoNewPrivs:", "1"]));
     // And it still parses.
-    let mut s = BashServer::start_parse_only(None).unwrap();
     assert!(matches!(
         s.parse_unchecked(b"echo 'a != b' | wc -c", false).unwrap(),
         Parse::Ok { .. }
@@ -392,4 +393,70 @@ fn a_text_bash_abandons_does_not_parse() {
         "{}",
         e.diagnostics
     );
+}
+
+/// Issue 16: the gate is held to real bash. Every text built from a `}` with neighbours spelled
+/// in many ways (blanks, operators, line continuations, quotes, comments, heredoc lines) is
+/// parsed by a server *without* the gate; whenever bash really closed the wrapper early (the
+/// text's function `__iec_brk` got defined), the gate must have flagged the text.
+#[test]
+fn gate_flags_every_real_break_out() {
+    let joiners: &[&str] = &[
+        "", "\n", "\\\n", "\\\n\\\n", " ", "\t", ";", "&", "|", "(", ")", "<", ">", "\\\\\n", "'", "\"",
+        "#", "\n#\\\n", "\r", "\\", "\\ ", "$", "`", "{", "\\\n \\\n", "\\\r\n",
+    ];
+    let heads: &[&str] = &["true\n", "true ", "true;", ": <<'}'\n", "cat <<E\n", "x=", "echo $(", ""];
+    let mut real = 0usize;
+    let mut checked = 0usize;
+    let mut missed_before = 0usize;
+    // The gate before issue 16: a `}` between delimiters, continuations not looked through.
+    let old_gate = |t: &[u8]| {
+        let d = |b: u8| b" \t\n;&|()<>".contains(&b);
+        t.iter().enumerate().any(|(i, &b)| {
+            b == b'}' && (i == 0 || d(t[i - 1])) && (i + 1 == t.len() || d(t[i + 1]))
+        })
+    };
+    let mut s = BashServer::start().unwrap();
+    for head in heads {
+        for p in joiners {
+            for q in joiners {
+                // The rest holds no other `}`: a function with a subshell body, and a `{` that the
+                // wrapper's own `}` closes.
+                let text = format!("{head}{p}}}{q};__iec_brk() ( : ); {{\ntrue");
+                checked += 1;
+                // A server that died on a text is replaced and asked again, so that every text
+                // is judged by a live bash.
+                let mut broke = None;
+                for _ in 0..2 {
+                    let _ = s.parse_unchecked(text.as_bytes(), false);
+                    match s.functions() {
+                        Ok(f) => {
+                            broke = Some(f.iter().any(|n| n == "__iec_brk"));
+                            break;
+                        }
+                        Err(_) => s = BashServer::start().unwrap(),
+                    }
+                }
+                // A text that ends its server both times: bash -n alone must reject it or the
+                // gate flag it.
+                let broke = broke.unwrap_or_else(|| iec_witness::spawn::bash_n(text.as_bytes(), false).unwrap().is_ok());
+                if broke {
+                    real += 1;
+                    if !old_gate(text.as_bytes()) {
+                        missed_before += 1;
+                    }
+                    assert!(
+                        iec_witness::gate::may_break_out(text.as_bytes()),
+                        "bash broke out of the wrapper but the gate passed {text:?}"
+                    );
+                }
+                if broke || s.worn_out() {
+                    s = BashServer::start().unwrap();
+                }
+            }
+        }
+    }
+    println!("{checked} texts, {real} real break-outs, all flagged; the old gate missed {missed_before}");
+    assert!(missed_before > 0, "the generator must include the break-outs the old gate missed");
+    assert!(real > 50, "the generator should produce real break-outs: {real}");
 }
