@@ -274,16 +274,20 @@ impl BashPool {
         // the server is skipped (the guard fails closed) and it loops printing the error.
         let mut line = b"__iec_rec ".to_vec();
         line.extend_from_slice(words);
-        if let Parse::Error { message } = self.parse(&line, false)? {
-            return Ok(Expansion {
-                args: vec![],
-                status: 2,
-                diagnostics: message,
-                broke_out: false,
-            });
-        }
+        let command = match self.parse(&line, false)? {
+            Parse::Error { message } => {
+                return Ok(Expansion {
+                    args: vec![],
+                    status: 2,
+                    diagnostics: message,
+                    broke_out: false,
+                })
+            }
+            Parse::Ok { canonical } => Some(canonical),
+            Parse::EndOnly { .. } => None,
+        };
         self.with_server(false, |s| {
-            let e = s.expand_words_as(words, posix_words)?;
+            let e = s.expand_words_expecting(words, posix_words, command.as_deref())?;
             if e.broke_out {
                 // Never reuse a server whose state the words may have touched.
                 return Err(WitnessError::Protocol(format!("broke-out:{}", e.diagnostics)));

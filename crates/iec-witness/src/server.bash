@@ -17,27 +17,49 @@ cd -- "$1" || exit 97
 # requests need no guard; `guarded`: every request runs under the DEBUG trap.
 __iec_nofork=0
 [[ $2 == nofork ]] && __iec_nofork=1
-__iec_g_NONCE=0
-__iec_skipped=0
 __iec_rec() { __iec_args=("$@"); }
-# While the guard is up, skip every command except the few this script runs itself. With
-# extdebug a DEBUG trap that fails skips its command; with functrace it also reaches command and
-# process substitutions. The trap uses only keywords and assignments, so no function can shadow
-# it, and the commands it lets through name a per-server nonce nobody else knows. It is set only
-# around the untrusted eval: a DEBUG trap costs more than the rest of a request.
+# While the trap is set, it lets through only: the server's own commands (they are not in the
+# request file, so BASH_SOURCE is empty for them), the recorder's body, and one command of the
+# request file: the one whose printing bash gave for the request's text alone (`=`; mode `*`:
+# the first `__iec_rec` command, for words without a canonical form). Everything else is
+# skipped (extdebug: a failing DEBUG trap skips its command; functrace: it reaches command and
+# process substitutions) and taints the request. BASH_SOURCE, BASH_SUBSHELL and FUNCNAME ignore
+# assignments; the trap uses only keywords and assignments, so no function can shadow it. A text
+# can set the mode variables only to numbers (arithmetic), which never match; after the one
+# command the mode is `ran`, and the only commands left are the server's own.
 shopt -s extdebug
 set -o functrace
-__iec_trap='[[ $__iec_g_NONCE == 0 || ( $BASH_SUBSHELL == 0 && ( $BASH_COMMAND == "source req-NONCE" || $BASH_COMMAND == "__iec_rc=\$? __iec_g_NONCE=0" || $BASH_COMMAND == __iec_rec || $BASH_COMMAND == "__iec_rec "* || ${FUNCNAME[0]} == __iec_rec ) ) ]] || { __iec_skipped=1; ((0)); }'
-# Builtins that act on the world are switched off before the loop starts (trap stays: the loop
-# sets and clears the guard with it; source stays: it reads the request file, which bash parses
-# faster than a string handed to eval).
+__iec_trap='if [[ $BASH_SUBSHELL == 0 && ( ${#BASH_SOURCE[@]} == 0 || ${FUNCNAME[0]} == __iec_rec ) ]]; then :
+elif [[ $BASH_SUBSHELL == 0 && ${#FUNCNAME[@]} == 0 && ( ( $__iec_mode == = && $BASH_COMMAND == "$__iec_expect" ) || ( $__iec_mode == "*" && $BASH_COMMAND == "__iec_rec "* ) ) ]]; then __iec_mode=ran
+else __iec_tainted=1; ((0)); fi'
+__iec_mode=none
+__iec_expect=$'\n'
+readonly -f __iec_rec
+readonly __iec_nofork __iec_trap
+# Variables that change how bash parses or expands, or how this loop reads, are fixed: a word
+# such as $((TMOUT=1)) or $((POSIXLY_CORRECT=1)) would otherwise change every later answer.
+readonly POSIXLY_CORRECT BASH_COMPAT FUNCNEST TMOUT HOME PWD OLDPWD CDPATH GLOBIGNORE EXECIGNORE \
+  BASH_XTRACEFD PS4 LANG LC_ALL LC_CTYPE LC_COLLATE LC_MESSAGES LC_NUMERIC LC_TIME BASH_ENV ENV \
+  GLOBSORT BASH_LOADABLES_PATH HISTFILE TIMEFORMAT
+# Builtins that act on the world are switched off before the loop starts (trap stays: it is
+# the guard; source stays: it reads the request file, which bash parses faster than a string
+# handed to eval).
 shopt -u sourcepath
 enable -n kill ulimit umask cd pushd popd history fc hash . suspend logout wait disown \
   bg fg jobs mapfile readarray alias unalias bind complete compgen compopt caller times exec \
   command builtin type enable
 set -r
+# A guarded server keeps the trap on for good: a function that a request defined in place of a
+# builtin this loop calls (`printf`, `declare`) has its body in the request file, so the trap
+# skips every command of it; the reply then lacks the server's own functions and the caller
+# retires the server.
+# The state every answer is given in; checked after each guarded request (IFS cannot be made
+# read-only: the loop's `read` assigns it for itself).
+__iec_state="$-|$BASHOPTS|$SHELLOPTS"
+readonly __iec_state
+((__iec_nofork)) || trap "$__iec_trap" DEBUG
 while IFS= read -r __iec_req; do
-  __iec_skipped=0
+  __iec_tainted=0
   case ${__iec_req:0:1} in
   P | X | V | W | Q | R)
     # P parse and print bash's canonical form; V only say whether it parses; X and W: the same
@@ -45,40 +67,39 @@ while IFS= read -r __iec_req; do
     [[ ${__iec_req:0:1} == [XWR] ]] && shopt -s extglob
     # A pair's forms must come from this request only.
     [[ ${__iec_req:0:1} == [QR] ]] && unset -f __iec_f __iec_g
-    if ((__iec_nofork)); then
-      source req-NONCE
-      __iec_rc=$?
-    else
-      __iec_g_NONCE=1
-      trap "$__iec_trap" DEBUG
-      source req-NONCE
-      __iec_rc=$? __iec_g_NONCE=0
-      trap - DEBUG
-    fi
+    __iec_mode=none
+    source req-NONCE
+    __iec_rc=$?
     [[ ${__iec_req:0:1} == [XWR] ]] && shopt -u extglob
-    if [[ $__iec_rc == 0 && $__iec_skipped == 0 ]]; then
+    [[ "$-|$BASHOPTS|$SHELLOPTS" == "$__iec_state" && $IFS == $' \t\n' ]] || __iec_tainted=1
+    if [[ $__iec_rc == 0 && $__iec_tainted == 0 ]]; then
       [[ ${__iec_req:0:1} == [PX] ]] && declare -f __iec_f
       # One builtin, one write: the reader wakes once (the texts never name these functions).
       [[ ${__iec_req:0:1} == [QR] ]] && declare -f __iec_f __iec_g
       printf '\0OK\0'
     else
-      printf '\0ERR:%s\0' "$__iec_skipped"
+      printf '\0ERR:%s\0' "$__iec_tainted"
     fi
     ;;
   E | D)
     if ((__iec_nofork)); then printf '\0BAD\0'; continue; fi
+    # The command bash printed for these words alone (`=` then the text), or `*`.
+    IFS= read -r -d '' __iec_expect < exp-NONCE
+    __iec_mode=${__iec_expect:0:1}
+    __iec_expect=${__iec_expect:1}
     # E expands words as bash does; D as close to dash as bash gets (no brace expansion).
     # dash also matches `.` and `..` (`.?` is `..`); bash 5.2 skips them unless told.
     [[ ${__iec_req:0:1} == D ]] && set +B && shopt -u globskipdots
     __iec_args=()
-    __iec_g_NONCE=1
-    trap "$__iec_trap" DEBUG
     source req-NONCE
-    __iec_rc=$? __iec_g_NONCE=0
-    trap - DEBUG
+    __iec_rc=$?
     set -B
     shopt -s globskipdots
-    printf '\0%s:%s:%s\0' "$__iec_rc" "$__iec_skipped" "${#__iec_args[@]}"
+    # The one command ran, nothing else did, and the state is as it was.
+    [[ $__iec_mode == ran && "$-|$BASHOPTS|$SHELLOPTS" == "$__iec_state" && $IFS == $' \t\n' ]] || __iec_tainted=1
+    __iec_mode=none
+    __iec_expect=$'\n'
+    printf '\0%s:%s:%s\0' "$__iec_rc" "$__iec_tainted" "${#__iec_args[@]}"
     # A field per word: a word cannot hold NUL, and it may hold any other byte (a separator such
     # as SOH split words that carried it). printf repeats its format once even without
     # arguments: no words, no field.

@@ -96,6 +96,8 @@ pub struct BashServer {
     /// The request file, kept open: rewriting it in place costs two system calls instead of a
     /// path lookup, an open, a write and a close.
     req_file: std::fs::File,
+    /// The file that tells an expansion request which command the words must make.
+    exp_file: std::fs::File,
     /// Reused buffer for the request file.
     buf: Vec<u8>,
     /// The CPU the server is pinned to, if any.
@@ -327,6 +329,13 @@ impl BashServer {
             .create_new(true)
             .open(&req_path)?;
         std::fs::set_permissions(&req_path, std::fs::Permissions::from_mode(0o600))?;
+        let exp_path = dir.path().join(format!("exp-{nonce}"));
+        let exp_file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&exp_path)?;
+        std::fs::set_permissions(&exp_path, std::fs::Permissions::from_mode(0o600))?;
         let mut cmd = Command::new(&bash);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd.current_dir(dir.path()).stdin(Stdio::piped());
@@ -336,6 +345,7 @@ impl BashServer {
                 if let Some((uid, gid)) = jail.owner() {
                     std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
                     std::os::unix::fs::chown(&req_path, Some(uid), Some(gid))?;
+                    std::os::unix::fs::chown(&exp_path, Some(uid), Some(gid))?;
                 }
                 // SAFETY: `enter_and_exec` makes only async-signal-safe syscalls on memory built
                 // before the fork, and execs (or fails).
@@ -383,6 +393,7 @@ impl BashServer {
             stdout,
             dir,
             req_file,
+            exp_file,
             buf: Vec::new(),
         };
         let (body, status) = server.raw_request('P', CANARY)?;
@@ -600,10 +611,35 @@ impl BashServer {
     /// As [`BashServer::expand_words`]; with `posix_words` brace expansion is off, as in dash
     /// (bash stands in for dash's word expansion: quotes, parameters, field splitting agree).
     pub fn expand_words_as(&mut self, words: &[u8], posix_words: bool) -> Result<Expansion, WitnessError> {
+        self.expand_words_expecting(words, posix_words, None)
+    }
+
+    /// As [`BashServer::expand_words_as`], where `command` is bash's own printing of
+    /// `__iec_rec WORDS` as the body of a function (what [`Parse::Ok`] holds for it): the
+    /// server then runs only a command printed exactly so, and a request in which anything else
+    /// would run is reported as `broke_out`. Without it the server runs the first `__iec_rec`
+    /// command and reports anything else.
+    pub fn expand_words_expecting(
+        &mut self,
+        words: &[u8],
+        posix_words: bool,
+        command: Option<&str>,
+    ) -> Result<Expansion, WitnessError> {
         if self.kind == Kind::Parse {
             return Err(WitnessError::Protocol(
                 "a parse-only witness cannot expand words".into(),
             ));
+        }
+        {
+            use std::os::unix::fs::FileExt;
+            // bash prints its internal quoting bytes (SOH, DEL) differently in `declare -f` and
+            // `$BASH_COMMAND`: words with them are held to the first-recorder rule.
+            let expect = match command.filter(|c| !c.contains(['\x01', '\x7f'])) {
+                Some(c) => format!("={}", c.strip_prefix("    ").unwrap_or(c)),
+                None => "*".to_string(),
+            };
+            self.exp_file.write_all_at(expect.as_bytes(), 0)?;
+            self.exp_file.set_len(expect.len() as u64)?;
         }
         let (noise, status) = self.request(if posix_words { 'D' } else { 'E' }, words)?;
         // `rc:skipped:words`, then one field per word, then the defined functions.
@@ -627,9 +663,13 @@ impl BashServer {
             args.push(String::from_utf8_lossy(&word).into_owned());
         }
         let funcs = self.read_field()?;
-        let extra_functions = String::from_utf8_lossy(&funcs)
+        // Only the server's own functions, and the recorder among them: a request that put a
+        // function in place of `declare` gets an empty list.
+        let listed = String::from_utf8_lossy(&funcs);
+        let extra_functions = listed
             .lines()
-            .any(|l| l != "declare -f __iec_rec" && l != "declare -f __iec_f");
+            .any(|l| l != "declare -fr __iec_rec" && l != "declare -f __iec_f")
+            || !listed.lines().any(|l| l == "declare -fr __iec_rec");
         Ok(Expansion {
             args,
             status,
@@ -643,7 +683,11 @@ impl BashServer {
         let (body, _) = self.request('F', b"")?;
         Ok(String::from_utf8_lossy(&body)
             .lines()
-            .filter_map(|l| l.strip_prefix("declare -f ").map(str::to_string))
+            .filter_map(|l| {
+                l.strip_prefix("declare -f ")
+                    .or_else(|| l.strip_prefix("declare -fr "))
+                    .map(str::to_string)
+            })
             .collect())
     }
 
