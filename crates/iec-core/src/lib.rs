@@ -11,9 +11,12 @@ the whole story; its JSON shape is a stable interface (fields are added, never r
 
 mod diff;
 mod exposure;
+pub mod json;
+pub mod limits;
 
 pub use diff::byte_diff;
 pub use exposure::{exposure, Exposure};
+pub use limits::{MAX_CALL_JSON, MAX_TEXT};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
