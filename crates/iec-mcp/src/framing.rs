@@ -8,6 +8,7 @@
 //! to rmcp byte for byte. Output from rmcp and from the guard is written to
 //! stdout one whole line at a time, so responses never interleave.
 
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -56,15 +57,53 @@ async fn read_line_limited<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -> st
     }
 }
 
+/// The top-level `id` and `method` of a message, as written.
+#[derive(serde::Deserialize)]
+struct Head<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+}
+
+/// The byte range and text of the top-level `id` of `line`, as the client wrote it.
+fn raw_id(line: &[u8]) -> Option<(std::ops::Range<usize>, &str)> {
+    let text = std::str::from_utf8(line).ok()?;
+    let head: Head<'_> = serde_json::from_str(text).ok()?;
+    let raw = head.id?.get();
+    let start = raw.as_ptr() as usize - text.as_ptr() as usize;
+    Some((start..start + raw.len(), raw))
+}
+
+/// An error response whose `id` is `id_raw`, the id's JSON text exactly as the client wrote it
+/// (`null` when there is none).
+fn error_line(id_raw: &str, code: i64, message: String) -> Vec<u8> {
+    let error = json!({ "code": code, "message": message });
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id_raw},\"error\":{error}}}\n").into_bytes()
+}
+
 fn error_response(id: Value, code: i64, message: String) -> Vec<u8> {
-    let mut v = serde_json::to_vec(&json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": { "code": code, "message": message },
-    }))
-    .expect("serializable");
-    v.push(b'\n');
-    v
+    error_line(&id.to_string(), code, message)
+}
+
+/// The id of a line that does not parse only because of lone surrogate escapes: read with each
+/// replaced by `\ufffd`, so the error answers the request it belongs to.
+fn id_despite_surrogates(line: &[u8]) -> Option<String> {
+    let mut fixed = line.to_vec();
+    for _ in 0..64 {
+        match serde_json::from_slice::<Value>(&fixed) {
+            Ok(_) => {
+                return raw_id(&fixed)
+                    .map(|(_, raw)| raw.to_string())
+                    .filter(|raw| raw.starts_with(['"', '-']) || raw.starts_with(|c: char| c.is_ascii_digit()))
+            }
+            Err(_) => {
+                let l = iec_core::json::lone_surrogate(&fixed)?;
+                fixed[l.offset..l.offset + 6].copy_from_slice(b"\\ufffd");
+            }
+        }
+    }
+    None
 }
 
 /// Decides what to do with one client line: `Ok(())` = pass it on,
@@ -73,11 +112,15 @@ pub fn check_line(line: &[u8]) -> Result<(), Vec<u8>> {
     let v: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         Err(e) => {
+            if let Some(l) = iec_core::json::lone_surrogate(line) {
+                let id = id_despite_surrogates(line).unwrap_or_else(|| "null".into());
+                return Err(error_line(&id, -32700, format!("Parse error: {l}")));
+            }
             return Err(error_response(
                 Value::Null,
                 -32700,
                 format!("Parse error: the line is not valid JSON ({e})"),
-            ))
+            ));
         }
     };
     let obj = match &v {
@@ -97,9 +140,13 @@ pub fn check_line(line: &[u8]) -> Result<(), Vec<u8>> {
             ))
         }
     };
-    let id = match obj.get("id") {
-        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
-        Some(Value::Null) | None => Value::Null,
+    // The id as written (a number beyond 64 bits, `1.0`, `1e3` kept exactly).
+    let id: String = match obj.get("id") {
+        Some(Value::String(_) | Value::Number(_)) => match raw_id(line) {
+            Some((_, raw)) => raw.to_string(),
+            None => obj["id"].to_string(),
+        },
+        Some(Value::Null) | None => "null".into(),
         Some(_) => {
             return Err(error_response(
                 Value::Null,
@@ -109,52 +156,143 @@ pub fn check_line(line: &[u8]) -> Result<(), Vec<u8>> {
         }
     };
     if obj.get("jsonrpc") != Some(&Value::String("2.0".into())) {
-        return Err(error_response(
-            id,
+        return Err(error_line(
+            &id,
             -32600,
             "Invalid Request: \"jsonrpc\" must be \"2.0\"".into(),
         ));
     }
     match obj.get("method") {
-        Some(Value::String(_)) => {
+        Some(Value::String(method)) => {
             if let Some(p) = obj.get("params") {
                 if !p.is_object() {
-                    return Err(error_response(
-                        id,
+                    return Err(error_line(
+                        &id,
                         -32600,
                         "Invalid Request: params must be an object".into(),
                     ));
                 }
             }
+            if method == "tools/call" && !obj.get("params").is_some_and(|p| p["name"].is_string()) {
+                return Err(error_line(
+                    &id,
+                    -32602,
+                    "Invalid params: tools/call needs `name`, the tool to call (a string)".into(),
+                ));
+            }
             Ok(())
         }
-        Some(_) => Err(error_response(
-            id,
+        Some(_) => Err(error_line(
+            &id,
             -32600,
             "Invalid Request: method must be a string".into(),
         )),
-        None if !id.is_null() && (obj.contains_key("result") || obj.contains_key("error")) => {
+        None if id != "null" && (obj.contains_key("result") || obj.contains_key("error")) => {
             Ok(()) // a response to a server-initiated request
         }
-        None => Err(error_response(
-            id,
+        None => Err(error_line(
+            &id,
             -32600,
             "Invalid Request: neither a request, a notification nor a response".into(),
         )),
     }
 }
 
+/// Request ids rmcp cannot hold (it keeps a numeric id as an `i64`: a number beyond 64 bits,
+/// `1.0`, `1e3`, `-0` would come back changed or not at all) travel to rmcp as a string of
+/// this process's own and are put back, as the client wrote them, in rmcp's response.
+#[derive(Default)]
+struct IdMap {
+    nonce: String,
+    next: u64,
+    /// Stand-in (JSON text, with its quotes) → the client's id (JSON text).
+    taken: std::collections::HashMap<String, String>,
+}
+
+impl IdMap {
+    fn new() -> IdMap {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        IdMap {
+            nonce: format!("{:x}-{t:x}", std::process::id()),
+            ..IdMap::default()
+        }
+    }
+
+    /// `line` with its id replaced by a stand-in when rmcp could not echo it exactly.
+    fn outgoing(&mut self, line: Vec<u8>) -> Vec<u8> {
+        let Some((range, raw)) = raw_id(&line) else {
+            return line;
+        };
+        let is_request = std::str::from_utf8(&line)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Head<'_>>(t).ok())
+            .is_some_and(|h| h.method.is_some());
+        let numeric = raw.starts_with('-') || raw.starts_with(|c: char| c.is_ascii_digit());
+        if !is_request || !numeric || raw.parse::<i64>().is_ok_and(|n| n.to_string() == raw) {
+            return line;
+        }
+        self.next += 1;
+        let stand_in = format!("\"iec-mcp-id-{}-{}\"", self.nonce, self.next);
+        self.taken.insert(stand_in.clone(), raw.to_string());
+        let mut out = line[..range.start].to_vec();
+        out.extend_from_slice(stand_in.as_bytes());
+        out.extend_from_slice(&line[range.end..]);
+        out
+    }
+
+    /// `line` (from rmcp) with a stand-in id replaced by the client's own.
+    fn incoming(&mut self, line: Vec<u8>) -> Vec<u8> {
+        if self.taken.is_empty() {
+            return line;
+        }
+        let body = line.strip_suffix(b"\n").unwrap_or(&line);
+        let Some((range, raw)) = raw_id(body) else {
+            return line;
+        };
+        let Some(original) = self.taken.remove(raw) else {
+            return line;
+        };
+        let mut out = line[..range.start].to_vec();
+        out.extend_from_slice(original.as_bytes());
+        out.extend_from_slice(&line[range.end..]);
+        out
+    }
+}
+
 /// Pumps `input` through the guard into `to_rmcp`, and `from_rmcp` plus the
 /// guard's own errors into `output`, until the input ends and rmcp has
 /// finished writing.
-pub async fn pump<I, O, ToR, FromR>(input: I, output: O, mut to_rmcp: ToR, from_rmcp: FromR)
+pub async fn pump<I, O, ToR, FromR>(input: I, output: O, to_rmcp: ToR, from_rmcp: FromR)
 where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
     ToR: AsyncWrite + Unpin + Send + 'static,
     FromR: AsyncRead + Unpin + Send + 'static,
 {
-    let (err_tx, mut err_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (err_tx, err_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    pump_with(input, output, to_rmcp, from_rmcp, err_tx, err_rx).await
+}
+
+/// [`pump`], with the channel of lines the guard writes besides rmcp's given: a holder of
+/// another sender can write lines too, and the pump ends only when every sender is gone.
+pub async fn pump_with<I, O, ToR, FromR>(
+    input: I,
+    output: O,
+    mut to_rmcp: ToR,
+    from_rmcp: FromR,
+    err_tx: mpsc::UnboundedSender<Vec<u8>>,
+    mut err_rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) where
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
+    ToR: AsyncWrite + Unpin + Send + 'static,
+    FromR: AsyncRead + Unpin + Send + 'static,
+{
+    let ids = std::sync::Arc::new(std::sync::Mutex::new(IdMap::new()));
+    let ids_out = ids.clone();
     let reader = tokio::spawn(async move {
         let mut input = BufReader::new(input);
         loop {
@@ -176,6 +314,7 @@ where
                     }
                     match check_line(&l) {
                         Ok(()) => {
+                            let mut l = ids.lock().expect("not poisoned").outgoing(l);
                             l.push(b'\n');
                             if to_rmcp.write_all(&l).await.is_err() {
                                 break;
@@ -203,6 +342,7 @@ where
                 match r {
                     Ok(0) | Err(_) => rmcp_open = false,
                     Ok(_) => {
+                        let line = ids_out.lock().expect("not poisoned").incoming(line);
                         if output.write_all(&line).await.is_err() { break; }
                         let _ = output.flush().await;
                     }

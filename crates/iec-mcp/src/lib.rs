@@ -195,6 +195,10 @@ impl IecMcp {
     )]
     pub async fn run(&self, params: Parameters<RunParams>) -> Result<CallToolResult, McpError> {
         let p = params.0;
+        if let Err(e) = iec_core::limits::check_command(&json!(p.argv)) {
+            let bytes = iec_core::limits::command_bytes(&json!(p.argv));
+            return Ok(error_result("run", e.to_string(), json!({ "argv_bytes": bytes })));
+        }
         let timeout = match timeout_of(p.timeout_ms) {
             Ok(t) => t,
             Err(e) => return Ok(error_result("run", e, json!({ "argv": p.argv }))),
@@ -225,6 +229,14 @@ impl IecMcp {
             "script_sha256": sha,
             "script_bytes": p.script.len(),
         });
+        if p.script.len() > iec_core::MAX_TEXT {
+            let e = iec_core::limits::TooLong {
+                what: "the script".into(),
+                bytes: p.script.len(),
+                at_least: false,
+            };
+            return Ok(error_result("run_script", e.to_string(), info));
+        }
         let suffix = match p.interpreter.as_str() {
             "bash" | "sh" => ".sh",
             "python3" => ".py",
@@ -324,6 +336,11 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
 
 /// Serves the MCP protocol on any line-oriented byte stream pair; every input
 /// line passes the [`framing`] guard first.
+///
+/// Everything the server has to say goes to `output` as JSON-RPC: a session that does not
+/// start with `initialize` (a notification or another request first) is answered with a
+/// JSON-RPC error (id `null`, code -32600) before the error is returned; a client that closes
+/// its input before initializing ends the session without an error.
 pub async fn serve<I, O>(input: I, output: O) -> anyhow::Result<()>
 where
     I: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -331,16 +348,42 @@ where
 {
     let (server_side, our_side) = tokio::io::duplex(1 << 16);
     let (from_rmcp, to_rmcp) = tokio::io::split(our_side);
-    let pump = tokio::spawn(framing::pump(input, output, to_rmcp, from_rmcp));
+    let (err_tx, err_rx) = tokio::sync::mpsc::unbounded_channel();
+    let pump = tokio::spawn(framing::pump_with(
+        input,
+        output,
+        to_rmcp,
+        from_rmcp,
+        err_tx.clone(),
+        err_rx,
+    ));
     let served = async {
-        let service = IecMcp::new()
-            .serve(server_side)
-            .await
-            .map_err(|e| anyhow::anyhow!("MCP initialization failed: {e}"))?;
+        let service = match IecMcp::new().serve(server_side).await {
+            Ok(s) => s,
+            // The client went away before initializing: nothing to answer, nothing failed.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => {
+                let message = match e {
+                    rmcp::service::ServerInitializeError::ExpectedInitializeRequest(_) => {
+                        "MCP initialization failed: the session must start with an `initialize` request".into()
+                    }
+                    e => format!("MCP initialization failed: {e}"),
+                };
+                let mut line = serde_json::to_vec(&json!({
+                    "jsonrpc": "2.0", "id": null,
+                    "error": { "code": -32600, "message": message },
+                }))
+                .expect("serializable");
+                line.push(b'\n');
+                let _ = err_tx.send(line);
+                anyhow::bail!(message);
+            }
+        };
         service.waiting().await?;
         anyhow::Ok(())
     }
     .await;
+    drop(err_tx);
     pump.await?;
     served
 }

@@ -99,10 +99,11 @@ fn malformed() -> Vec<(String, Value, i64)> {
         ("this is not json".into(), Value::Null, -32700),
         ("garbage{{".into(), Value::Null, -32700),
         ("{\"jsonrpc\":\"2.0\",\"id\":5,".into(), Value::Null, -32700),
-        // A lone UTF-16 surrogate cannot become a Rust string: refused, not mangled.
+        // A lone UTF-16 surrogate cannot become a Rust string: refused, not mangled; the
+        // answer keeps the request's id (the rest of the line is valid).
         (
             r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"run","arguments":{"argv":["echo","\ud800"]}}}"#.into(),
-            Value::Null,
+            json!(6),
             -32700,
         ),
         ("[1,2]".into(), Value::Null, -32600),
@@ -118,7 +119,10 @@ fn malformed() -> Vec<(String, Value, i64)> {
         // Well-formed but wrong: rmcp's own errors.
         (r#"{"jsonrpc":"2.0","id":12,"method":"no/such/method"}"#.into(), json!(12), -32601),
         (r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#.into(), json!(13), -32602),
-        (r#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{}}"#.into(), json!(14), -32601),
+        // tools/call without `name`: invalid params, not "method not found" (issue 16).
+        (r#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{}}"#.into(), json!(14), -32602),
+        (r#"{"jsonrpc":"2.0","id":15,"method":"tools/call"}"#.into(), json!(15), -32602),
+        (r#"{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":7}}"#.into(), json!(16), -32602),
     ]
 }
 

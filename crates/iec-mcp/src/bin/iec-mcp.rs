@@ -4,13 +4,22 @@
 //! unset or `multi_thread` = what `#[tokio::main]` builds, `block_on` =
 //! `Runtime::new()?.block_on(..)`, `current_thread` = a current-thread runtime.
 
-fn main() -> anyhow::Result<()> {
+//!
+//! Nothing is written to stderr: what the server has to say goes to the client as JSON-RPC
+//! (see [`iec_mcp::serve`]); a session that failed exits 1.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
     let rt = match std::env::var("IEC_MCP_RUNTIME").as_deref() {
-        Ok("block_on") => tokio::runtime::Runtime::new()?,
+        Ok("block_on") => tokio::runtime::Runtime::new(),
         Ok("current_thread") => tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .build()?,
-        _ => tokio::runtime::Builder::new_multi_thread().enable_all().build()?,
+            .build(),
+        _ => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
     };
-    rt.block_on(iec_mcp::serve_stdio())
+    match rt.map(|rt| rt.block_on(iec_mcp::serve_stdio())) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    }
 }
