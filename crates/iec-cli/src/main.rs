@@ -9,7 +9,8 @@ mod text;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use iec_core::{Call, CheckReport, Verdict};
+use iec_core::limits::{read_at_most, Bounded, TooLong};
+use iec_core::{Call, Verdict, MAX_CALL_JSON, MAX_TEXT};
 use iec_launches::Catalog;
 use out::{out, outln};
 use std::path::PathBuf;
@@ -43,14 +44,14 @@ enum WitnessMode {
 #[derive(clap::Args)]
 #[group(required = true, multiple = false)]
 struct CallSource {
-    /// The command text (as the agent emitted it).
-    #[arg(long)]
+    /// The command text (as the agent emitted it; a text starting with `-` is a text too).
+    #[arg(long, allow_hyphen_values = true)]
     command: Option<String>,
-    /// A file holding the command text (UTF-8, used byte for byte).
+    /// A file holding the command text (UTF-8, used byte for byte; at most 1 MiB is judged).
     #[arg(long)]
     command_file: Option<PathBuf>,
     /// A file holding the call as JSON: {"tool","input"}, a PreToolUse document, a tool_use block
-    /// or a bare {"command": ...}.
+    /// or a bare {"command": ...} (a UTF-8 byte-order mark is skipped).
     #[arg(long)]
     call_json: Option<PathBuf>,
 }
@@ -235,12 +236,37 @@ fn catalog_with(mut c: Catalog, files: &[PathBuf]) -> Result<Catalog> {
     Ok(c)
 }
 
-fn read_call(src: &CallSource, launch: &iec_launches::Launch) -> Result<Call> {
+/// What a call source holds, read once for every launch.
+enum Source {
+    Text(String),
+    Json(serde_json::Value),
+    /// Longer than iec judges (the text, or a `--call-json` file too long to carry a text
+    /// within the limit): `iec check` reports `unknown`, `iec repair` fails.
+    TooLong(TooLong),
+}
+
+fn read_file_at_most(f: &std::path::Path, limit: usize) -> Result<Bounded> {
+    let file = std::fs::File::open(f).with_context(|| format!("cannot read {}", f.display()))?;
+    read_at_most(file, limit).with_context(|| format!("cannot read {}", f.display()))
+}
+
+/// Reads the call source; files are read only up to the limit and one byte.
+fn read_source(src: &CallSource) -> Result<Source> {
     if let Some(t) = &src.command {
-        return Ok(iec_protocol::call_for_text(launch, t));
+        return Ok(Source::Text(t.clone()));
     }
+    let too_long = |f: &std::path::Path, limit: usize| {
+        Source::TooLong(TooLong {
+            what: f.display().to_string(),
+            bytes: limit + 1,
+            at_least: true,
+        })
+    };
     if let Some(f) = &src.command_file {
-        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        let bytes = match read_file_at_most(f, MAX_TEXT)? {
+            Bounded::Whole(b) => b,
+            Bounded::Over { limit } => return Ok(too_long(f, limit)),
+        };
         let text = String::from_utf8(bytes).map_err(|e| {
             anyhow::anyhow!(
                 "{} is not UTF-8 (first bad byte at offset {}); a tool call's JSON string cannot carry it",
@@ -248,13 +274,29 @@ fn read_call(src: &CallSource, launch: &iec_launches::Launch) -> Result<Call> {
                 e.utf8_error().valid_up_to()
             )
         })?;
-        return Ok(iec_protocol::call_for_text(launch, &text));
+        return Ok(Source::Text(text));
     }
     let f = src.call_json.as_ref().expect("clap group");
-    let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_slice(&bytes).with_context(|| format!("{} is not valid JSON", f.display()))?;
-    Ok(Call::from_json(&v)?)
+    let bytes = match read_file_at_most(f, MAX_CALL_JSON)? {
+        Bounded::Whole(b) => b,
+        Bounded::Over { limit } => return Ok(too_long(f, limit)),
+    };
+    let v = iec_core::json::parse(&bytes)
+        .map_err(|e| anyhow::anyhow!("{} is not valid JSON: {e}", f.display()))?;
+    Ok(Source::Json(v))
+}
+
+/// The call `src` makes on `launch`, or why it is too long to judge.
+fn call_of(src: &Source, launch: &iec_launches::Launch) -> Result<std::result::Result<Call, TooLong>> {
+    let call = match src {
+        Source::Text(t) => iec_protocol::call_for_text(launch, t),
+        Source::Json(v) => Call::from_json(v)?,
+        Source::TooLong(e) => return Ok(Err(e.clone())),
+    };
+    match launch.command_of(&call.input).map(iec_core::limits::check_command) {
+        Some(Err(e)) => Ok(Err(e)),
+        _ => Ok(Ok(call)),
+    }
 }
 
 fn run(cli: Cli) -> Result<i32> {
@@ -277,25 +319,34 @@ fn run(cli: Cli) -> Result<i32> {
             } else {
                 vec![cat.get(&launch)?]
             };
-            let mut reports: Vec<CheckReport> = Vec::new();
+            let src = read_source(&source)?;
+            // Each report is abbreviated as soon as it is made (a long text is in many of its
+            // receipts): what is kept for output stays small whatever the text.
+            let mut verdicts = Vec::new();
+            let mut shown: Vec<serde_json::Value> = Vec::new();
             for l in &launches {
-                let call = read_call(&source, l)?;
-                reports.push(iec_protocol::check(l, &call, iec_witness::global(), opts)?);
-            }
-            match format {
-                Format::Json if launch == "all" => {
-                    outln!("{}", serde_json::to_string_pretty(&reports)?)
-                }
-                Format::Json => outln!("{}", serde_json::to_string_pretty(&reports[0])?),
-                Format::Text => {
-                    for r in &reports {
-                        out!("{}", text::report(r));
+                let r = match call_of(&src, l)? {
+                    Ok(call) => iec_protocol::check(l, &call, iec_witness::global(), opts)?,
+                    Err(e) => iec_protocol::too_long_report(l, &e),
+                };
+                verdicts.push(r.verdict);
+                match format {
+                    Format::Json => shown.push(iec_core::limits::report_json(r)),
+                    Format::Text => {
+                        let mut r = r;
+                        iec_core::limits::compact_report(&mut r);
+                        out!("{}", text::report(&r));
                     }
                 }
             }
-            let code = if reports.iter().all(|r| r.verdict == Verdict::Corresponds) {
+            match format {
+                Format::Json if launch == "all" => outln!("{}", serde_json::to_string_pretty(&shown)?),
+                Format::Json => outln!("{}", serde_json::to_string_pretty(&shown[0])?),
+                Format::Text => {}
+            }
+            let code = if verdicts.iter().all(|v| *v == Verdict::Corresponds) {
                 0
-            } else if reports.iter().any(|r| r.verdict == Verdict::Diverges) {
+            } else if verdicts.iter().any(|v| *v == Verdict::Diverges) {
                 1
             } else {
                 3
@@ -310,7 +361,8 @@ fn run(cli: Cli) -> Result<i32> {
         } => {
             let cat = catalog(&launch_file)?;
             let l = cat.get(&launch)?;
-            let call = read_call(&source, l)?;
+            // A text over the limit is an error here (exit 2): nothing judged, nothing to deliver.
+            let call = call_of(&read_source(&source)?, l)??;
             let out = iec_repair::repair(l, &call, iec_witness::global())?;
             let mut v = serde_json::to_value(&out)?;
             v.as_object_mut()
@@ -343,8 +395,9 @@ fn run(cli: Cli) -> Result<i32> {
             })
         }
         Cmd::Mcp => {
-            tokio::runtime::Runtime::new()?.block_on(iec_mcp::serve_stdio())?;
-            Ok(0)
+            // Never a word on stderr: a failed session was answered on stdout as JSON-RPC.
+            let served = tokio::runtime::Runtime::new().map(|rt| rt.block_on(iec_mcp::serve_stdio()));
+            Ok(if matches!(served, Ok(Ok(()))) { 0 } else { 1 })
         }
         Cmd::Install {
             harness: _,
@@ -458,11 +511,13 @@ fn run(cli: Cli) -> Result<i32> {
 }
 
 fn read_stdin_utf8() -> Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut bytes)
-        .context("cannot read stdin")?;
+    let bytes = match read_at_most(std::io::stdin().lock(), MAX_CALL_JSON).context("cannot read stdin")? {
+        Bounded::Whole(b) => b,
+        Bounded::Over { limit } => bail!(
+            "stdin is more than {limit} bytes; iec reads at most {limit} (8 MiB, room for a text of \
+             at most {MAX_TEXT} bytes, its text limit, written as JSON)"
+        ),
+    };
     String::from_utf8(bytes).map_err(|e| {
         anyhow::anyhow!(
             "stdin is not UTF-8 (first bad byte at offset {})",

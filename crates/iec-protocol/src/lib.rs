@@ -52,6 +52,10 @@ pub enum CheckError {
     /// A witness failed.
     #[error(transparent)]
     Witness(#[from] WitnessError),
+    /// The text is longer than [`iec_core::MAX_TEXT`] (a repair does not judge it; a check
+    /// reports it as `unknown` with [`TEXT_LIMIT`]).
+    #[error(transparent)]
+    TooLong(#[from] iec_core::limits::TooLong),
 }
 
 /// Builds the call an agent on this launch would emit for a command text. For argv tools, a
@@ -191,7 +195,10 @@ impl Run<'_> {
         if self.plain_parse(text).is_some() {
             return Ok(Ok(()));
         }
-        Ok(self.pool.dash_n(text.as_bytes())?)
+        match self.pool.dash_n(text.as_bytes())? {
+            Err(message) if message.trim().is_empty() => Err(crashed("dash")),
+            r => Ok(r),
+        }
     }
 
     fn parse(&self, text: &str) -> Result<Parse, CheckError> {
@@ -204,7 +211,7 @@ impl Run<'_> {
                 return Ok(p.clone());
             }
         }
-        let p = self.pool.parse(text.as_bytes(), wants_extglob(text))?;
+        let p = no_crash(self.pool.parse(text.as_bytes(), wants_extglob(text))?)?;
         self.parsed.borrow_mut().retain(|(t, _)| t != text);
         self.parsed.borrow_mut().push((text.to_string(), p.clone()));
         Ok(p)
@@ -226,6 +233,7 @@ impl Run<'_> {
         let (pa, pb) = self
             .pool
             .parse_pair(a.as_bytes(), b.as_bytes(), wants_extglob(a))?;
+        let (pa, pb) = (no_crash(pa)?, no_crash(pb)?);
         for (t, p) in [(a, &pa), (b, &pb)] {
             self.parsed.borrow_mut().retain(|(x, _)| x != t);
             self.parsed.borrow_mut().push((t.to_string(), p.clone()));
@@ -241,7 +249,7 @@ impl Run<'_> {
         if let Some((_, p)) = self.parsed.borrow().iter().find(|(t, _)| t == text) {
             return Ok(p.clone());
         }
-        let p = self.pool.validate(text.as_bytes(), wants_extglob(text))?;
+        let p = no_crash(self.pool.validate(text.as_bytes(), wants_extglob(text))?)?;
         self.parsed.borrow_mut().push((text.to_string(), p.clone()));
         Ok(p)
     }
@@ -299,6 +307,26 @@ impl Run<'_> {
     }
 }
 
+/// A witness shell that rejects a text without a word has not found a syntax error: bash and
+/// dash always name one. It died (bash 5.2 overflows its stack on some twenty thousand nested
+/// `$(`, exit 139, nothing on stderr): a witness limit, not the agent's error.
+fn crashed(shell: &str) -> CheckError {
+    WitnessError::Limit(format!(
+        "{shell} ended without a diagnostic while parsing the text: it crashed (deep nesting, such as \
+         thousands of `$(`, overflows its parser's stack), so whether the harness's {shell} would run \
+         it cannot be told"
+    ))
+    .into()
+}
+
+/// [`crashed`] for a parse error without a message.
+fn no_crash(p: Parse) -> Result<Parse, CheckError> {
+    match &p {
+        Parse::Error { message } if message.trim().is_empty() => Err(crashed("bash")),
+        _ => Ok(p),
+    }
+}
+
 /// True when two canonical forms differ only in the quoting of static words (see [`words`]).
 fn same_static_values(x: &str, y: &str) -> bool {
     matches!((words::normalize(x), words::normalize(y)), (Some(a), Some(b)) if a == b)
@@ -317,6 +345,9 @@ pub fn check(
     pool: &BashPool,
     opts: Options,
 ) -> Result<CheckReport, CheckError> {
+    if let Some(Err(e)) = launch.command_of(&call.input).map(iec_core::limits::check_command) {
+        return Ok(too_long_report(launch, &e));
+    }
     match check_within_limits(launch, call, pool, opts) {
         Err(CheckError::Witness(WitnessError::Limit(why))) => Ok(CheckReport {
             reason: Some(format!("a witness could not answer: {why}")),
@@ -330,6 +361,38 @@ pub fn check(
 /// The `attribution` of an `unknown` report whose witness hit a limit (see
 /// [`WitnessError::Limit`]): the text may be fine, the check cannot tell.
 pub const WITNESS_LIMIT: &str = "witness-limit";
+
+/// The `attribution` of an `unknown` report whose text is longer than
+/// [`iec_core::MAX_TEXT`]: iec does not judge it.
+pub const TEXT_LIMIT: &str = "text-limit";
+
+/// The `unknown` report of a text over [`iec_core::MAX_TEXT`] on `launch` (attribution
+/// [`TEXT_LIMIT`], the reason names the limit and the size). The text is not judged, nor even
+/// classified: only measured.
+pub fn too_long_report(launch: &Launch, e: &iec_core::limits::TooLong) -> CheckReport {
+    CheckReport {
+        exposed: true,
+        exposure: vec![iec_core::Exposure::LongText],
+        reason: Some(e.to_string()),
+        attribution: Some(TEXT_LIMIT.into()),
+        ..empty_report(launch)
+    }
+}
+
+/// An `unknown` report of nothing yet.
+fn empty_report(launch: &Launch) -> CheckReport {
+    CheckReport {
+        launch: launch.id.clone(),
+        verdict: Verdict::Unknown,
+        exposed: false,
+        exposure: vec![],
+        first_divergence: None,
+        hops: vec![],
+        reason: None,
+        attribution: None,
+        shortcut: None,
+    }
+}
 
 /// An `unknown` report of `call` on `launch` with its exposure and nothing else yet.
 fn unknown_report(launch: &Launch, call: &Call) -> CheckReport {
@@ -345,15 +408,9 @@ fn unknown_report(launch: &Launch, call: &Call) -> CheckReport {
     };
     let ex = exposure(&shown);
     CheckReport {
-        launch: launch.id.clone(),
-        verdict: Verdict::Unknown,
         exposed: !ex.is_empty(),
         exposure: ex,
-        first_divergence: None,
-        hops: vec![],
-        reason: None,
-        attribution: None,
-        shortcut: None,
+        ..empty_report(launch)
     }
 }
 
@@ -486,10 +543,19 @@ pub(crate) fn tool_input_hop(run: &mut Run<'_>, receipt: Value, text: &str) -> R
     Ok(true)
 }
 
+/// The most bytes of line prefixes [`second_statement`] has bash parse for one text (about 5 s
+/// of bash).
+pub const SECOND_STATEMENT_BUDGET: usize = 64 << 20;
+
 /// The byte offset where a second top-level statement starts, if the text has one: a line
 /// break after which the text so far is a complete command bash accepts (not one the end of
 /// input closes, such as an open here-document) and more than blanks and comments follow.
 /// This is how bashlex splits a script into top-level nodes for OpenHands' refusal.
+///
+/// Each head is asked once and not kept (a text of n lines has n heads: keeping them cost n²
+/// bytes); bash reads at most [`SECOND_STATEMENT_BUDGET`] bytes of heads in all, beyond which
+/// the check stops with a witness limit (`unknown`): a one-statement text of some ten thousand
+/// lines, such as a long here-document.
 fn second_statement(run: &Run<'_>, text: &str) -> Result<Option<usize>, CheckError> {
     let blank = |s: &str| {
         s.lines().all(|l| {
@@ -497,12 +563,27 @@ fn second_statement(run: &Run<'_>, text: &str) -> Result<Option<usize>, CheckErr
             l.is_empty() || l.starts_with('#')
         })
     };
+    let mut spent = 0usize;
     for (i, _) in text.match_indices('\n') {
         let (head, rest) = (&text[..i], &text[i + 1..]);
         if blank(head) || blank(rest) {
             continue;
         }
-        if matches!(run.validate(head)?, Parse::Ok { .. }) {
+        spent += head.len();
+        if spent > SECOND_STATEMENT_BUDGET {
+            return Err(WitnessError::Limit(format!(
+                "to tell whether the text is one statement (the harness refuses more than one), bash \
+                 would parse each of its {} line prefixes, more than {} MiB of text in all",
+                text.matches('\n').count(),
+                SECOND_STATEMENT_BUDGET >> 20
+            ))
+            .into());
+        }
+        let parse = match plain::is_plain(head) && !run.opts.full_witness {
+            true => run.validate(head)?,
+            false => no_crash(run.pool.validate(head.as_bytes(), wants_extglob(head))?)?,
+        };
+        if matches!(parse, Parse::Ok { .. }) {
             let start = i + 1 + (rest.len() - rest.trim_start().len());
             return Ok(Some(start));
         }

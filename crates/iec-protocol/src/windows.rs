@@ -684,12 +684,17 @@ pub(crate) mod ps {
             std::cell::RefCell::new(std::collections::HashMap::new());
     }
 
-    /// [`parse`]'s `error_at`, memoised per thread (texts up to 16 KiB, 1,024 entries).
+    /// [`parse`]'s `error_at`, memoised per thread (1,024 entries; a text over 16 KiB is kept
+    /// as its length and SHA-256, so `--launch all` parses a long text once, not once per
+    /// PowerShell launch, without keeping copies of it).
     pub fn error_at(src: &str) -> Option<usize> {
-        if src.len() > 16 * 1024 {
-            return parse(src).error_at;
-        }
-        if let Some(v) = ERRORS.with(|m| m.borrow().get(src).copied()) {
+        let key = if src.len() > 16 * 1024 {
+            // A NUL never starts a text that gets here (texts with NUL are refused first).
+            format!("\0{}:{}", src.len(), iec_core::limits::sha256_hex(src.as_bytes()))
+        } else {
+            src.to_string()
+        };
+        if let Some(v) = ERRORS.with(|m| m.borrow().get(&key).copied()) {
             return v;
         }
         let v = parse(src).error_at;
@@ -698,7 +703,7 @@ pub(crate) mod ps {
             if m.len() >= 1024 {
                 m.clear();
             }
-            m.insert(src.to_string(), v);
+            m.insert(key, v);
         });
         v
     }

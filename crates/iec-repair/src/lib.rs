@@ -127,7 +127,12 @@ fn refuse(hop: &str, reason: impl Into<String>) -> Outcome {
 pub type Error = CheckError;
 
 /// Checks `call` on `launch` and delivers it unchanged, delivers a verified rendering, or refuses.
+/// A text longer than [`iec_core::MAX_TEXT`] is an error ([`CheckError::TooLong`]), not a
+/// refusal: iec has not judged it (the hook then leaves the call to the user's settings).
 pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, Error> {
+    if let Some(command) = launch.command_of(&call.input) {
+        iec_core::limits::check_command(command)?;
+    }
     let report = check(launch, call, pool, Options::default())?;
     match report.verdict {
         Verdict::Corresponds => {
@@ -143,8 +148,9 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
             return Ok(refuse(
                 "tool-input",
                 format!(
-                    "{}. iec delivers only what it has verified. Make the expansion smaller (a brace \
-                     range or glob of millions of words), or write the command to a file and run the file.",
+                    "{}. iec delivers only what it has verified. Make the command smaller or simpler (a \
+                     brace range or glob of millions of words, thousands of nested `$(`), or write the command to a \
+                     file and run the file.",
                     report.reason.clone().unwrap_or_default()
                 ),
             ));
