@@ -19,9 +19,13 @@ Unix socket, so that a hook process does not start its own witnesses for every c
   [`DEFAULT_IDLE`] without requests (`IEC_DAEMON_IDLE_SECS` or `--idle-exit SECS`), on SIGTERM
   or SIGINT, when its socket file is removed or replaced, and when its executable is deleted or
   replaced (a rebuilt hook has another build id and starts its own daemon).
-* **Concurrency.** A thread per connection (at most [`MAX_CONNECTIONS`] at once; more are told
-  to decide themselves); the witness pool is shared. At start it warms witnesses on every CPU
-  it may run on.
+* **Concurrency.** A thread per connection (at most [`MAX_CONNECTIONS`] at once); the witness
+  pool is shared. A connection beyond that is answered `{"error":"busy"}` (and its request read
+  and dropped, so the hook reads the answer rather than a reset): the hook then decides in its
+  own process, as on any daemon failure. At start it warms witnesses on every CPU it may run on.
+* **Bounds.** A request is one line of at most [`MAX_REQUEST`] bytes (room for a tool input
+  carrying a text of [`iec_core::MAX_TEXT`] bytes); a longer one is answered with an `error`. A
+  text over the limit is answered as the hook answers it itself (fail open, see [`crate`]).
 */
 
 use crate::Reply;
@@ -40,10 +44,20 @@ pub const SOCKET_ENV: &str = "IEC_DAEMON_SOCKET";
 pub const IDLE_ENV: &str = "IEC_DAEMON_IDLE_SECS";
 /// Idle time after which the daemon exits (15 minutes).
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(15 * 60);
-/// Connections served at once; beyond that a hook decides in its own process.
+/// Connections served at once; beyond that a connection is answered `busy` and the hook
+/// decides in its own process.
 pub const MAX_CONNECTIONS: usize = 64;
-/// Longest request accepted (a tool input with a very long command is decided by the hook).
-pub const MAX_REQUEST: usize = 16 << 20;
+/// Connections answered `busy` at once (each on a small thread until its request is read);
+/// beyond that a connection is closed unanswered, which the hook takes as any other failure.
+pub const MAX_BUSY: usize = 256;
+/// The answer to a connection beyond [`MAX_CONNECTIONS`].
+pub const BUSY: &str = "busy";
+/// Longest request accepted: a tool input as long as the hook reads ([`iec_core::MAX_CALL_JSON`])
+/// and 64 KiB for the request's other fields.
+pub const MAX_REQUEST: usize = iec_core::MAX_CALL_JSON + (64 << 10);
+/// Longest answer a hook reads: the decision for the longest text, its rendering written as
+/// `\xHH` escapes and then as JSON, with room to spare.
+pub const MAX_ANSWER: usize = 64 << 20;
 /// How long a hook waits for the daemon's answer before deciding itself.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -52,6 +66,8 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum AskError {
     /// No daemon listens on this socket (none started yet, or a dead one's file).
     NotRunning(PathBuf),
+    /// The daemon serves [`MAX_CONNECTIONS`] connections already.
+    Busy,
     /// Anything else: no private directory, a timeout, a refused or malformed request.
     Failed(String),
 }
@@ -60,6 +76,7 @@ impl std::fmt::Display for AskError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AskError::NotRunning(p) => write!(f, "no daemon listens on {}", p.display()),
+            AskError::Busy => write!(f, "the daemon is busy ({MAX_CONNECTIONS} connections)"),
             AskError::Failed(m) => f.write_str(m),
         }
     }
@@ -199,14 +216,26 @@ pub fn ask(launch: &str, launch_files: &[PathBuf], tool_input: &Value) -> Result
         .set_write_timeout(Some(ANSWER_TIMEOUT))
         .and_then(|()| stream.set_read_timeout(Some(ANSWER_TIMEOUT)))
         .map_err(|e| failed("socket options", &e))?;
-    stream
-        .write_all(req.as_bytes())
-        .map_err(|e| failed("cannot send the request", &e))?;
+    // A daemon that answers before it has read the whole request (`busy`) may have closed its
+    // end meanwhile: its answer is still there to read.
+    let sent = stream.write_all(req.as_bytes());
+    // One line: whatever follows it (a reset from a daemon that did not read the whole
+    // request) does not matter.
     let mut buf = Vec::new();
-    stream
-        .read_to_end(&mut buf)
-        .map_err(|e| failed("no answer", &e))?;
-    let v: Value = serde_json::from_slice(&buf).map_err(|e| failed("malformed answer", &e))?;
+    let read = BufReader::new(&stream)
+        .take(MAX_ANSWER as u64)
+        .read_until(b'\n', &mut buf);
+    let v: Value = match (read, sent) {
+        (Ok(_), _) if buf.last() == Some(&b'\n') => {
+            serde_json::from_slice(&buf).map_err(|e| failed("malformed answer", &e))?
+        }
+        (_, Err(e)) => return Err(failed("cannot send the request", &e)),
+        (Err(e), Ok(())) => return Err(failed("no answer", &e)),
+        (Ok(_), Ok(())) => return Err(AskError::Failed("no answer: the daemon closed the connection".into())),
+    };
+    if v.get("error").and_then(Value::as_str) == Some(BUSY) {
+        return Err(AskError::Busy);
+    }
     if let Some(e) = v.get("error").and_then(Value::as_str) {
         return Err(AskError::Failed(format!("the daemon refused the request: {e}")));
     }
@@ -332,7 +361,7 @@ pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
     for conn in listener.incoming() {
-        let Ok(mut stream) = conn else {
+        let Ok(stream) = conn else {
             std::thread::sleep(Duration::from_millis(10));
             continue;
         };
@@ -342,7 +371,7 @@ pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
         }
         if ACTIVE.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
             ACTIVE.fetch_sub(1, Ordering::SeqCst);
-            let _ = stream.write_all(b"{\"error\":\"busy\"}\n");
+            busy(stream);
             continue;
         }
         let spawned = std::thread::Builder::new().spawn(move || {
@@ -398,6 +427,46 @@ fn peer_uid(s: &UnixStream) -> Option<u32> {
     (rc == 0).then_some(cred.uid)
 }
 
+/// Answers a connection beyond [`MAX_CONNECTIONS`] with `busy`, on a small thread of its own
+/// (at most [`MAX_BUSY`] at once; beyond that the connection is closed unanswered).
+fn busy(stream: UnixStream) {
+    static BUSY_NOW: AtomicUsize = AtomicUsize::new(0);
+    if BUSY_NOW.fetch_add(1, Ordering::SeqCst) >= MAX_BUSY {
+        BUSY_NOW.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .stack_size(64 << 10)
+        .spawn(move || {
+            let answer = format!("{}\n", json!({ "error": BUSY }));
+            answer_and_close(&stream, answer.as_bytes(), Duration::from_secs(2));
+            BUSY_NOW.fetch_sub(1, Ordering::SeqCst);
+        });
+    if spawned.is_err() {
+        BUSY_NOW.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Writes `answer`, ends this side's writing, and reads what the client still sends (at most
+/// [`MAX_REQUEST`] bytes, for at most `wait`) before the connection closes: a Unix socket
+/// closed with unread data is reset, and the client would get the reset instead of the answer.
+fn answer_and_close(stream: &UnixStream, answer: &[u8], wait: Duration) {
+    let _ = stream.set_write_timeout(Some(wait));
+    let mut w = stream;
+    let _ = w.write_all(answer);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let _ = stream.set_read_timeout(Some(wait));
+    let started = Instant::now();
+    let mut left = MAX_REQUEST;
+    let mut buf = [0u8; 8192];
+    while left > 0 && started.elapsed() < wait {
+        match w.read(&mut buf[..left.min(8192)]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => left -= n,
+        }
+    }
+}
+
 /// Answers one connection; a request that is malformed, too long or cut off gets an `error`
 /// (or nothing, when the client is gone) and never stops the daemon.
 fn handle(stream: UnixStream) {
@@ -410,16 +479,17 @@ fn handle(stream: UnixStream) {
     let answer = match read {
         Err(e) => json!({ "error": format!("cannot read the request: {e}") }),
         Ok(_) if line.last() != Some(&b'\n') => {
-            json!({ "error": "the request is not one line of at most 16 MiB" })
+            json!({ "error": format!("the request is not one line of at most {MAX_REQUEST} bytes") })
         }
         Ok(_) => match request(&line) {
             Ok(r) => json!({ "stdout": r.stdout, "stderr": r.stderr }),
             Err(e) => json!({ "error": e }),
         },
     };
+    drop(line);
     let mut out = answer.to_string();
     out.push('\n');
-    let _ = (&stream).write_all(out.as_bytes());
+    answer_and_close(&stream, out.as_bytes(), Duration::from_secs(2));
 }
 
 fn request(line: &[u8]) -> Result<Reply, String> {

@@ -21,7 +21,7 @@ pub mod daemon;
 use iec_core::Call;
 use iec_launches::{Catalog, Launch};
 use serde_json::{json, Value};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// The launch the hook repairs for when none is given.
@@ -110,13 +110,21 @@ pub fn claude_code(hook: &Hook) -> i32 {
 }
 
 fn run(hook: &Hook) -> Reply {
-    let mut input = Vec::new();
-    if let Err(e) = std::io::stdin().read_to_end(&mut input) {
-        return Reply::error(&e.into());
-    }
-    let doc: Value = match serde_json::from_slice(&input) {
-        Ok(v) => v,
+    // Never more than a document that can carry a text within the limit, and one byte.
+    let input = match iec_core::limits::read_at_most(std::io::stdin().lock(), iec_core::MAX_CALL_JSON) {
+        Ok(iec_core::limits::Bounded::Whole(b)) => b,
+        Ok(iec_core::limits::Bounded::Over { limit }) => {
+            return Reply::error(&anyhow::Error::from(iec_core::limits::TooLong {
+                what: "the hook's input".into(),
+                bytes: limit + 1,
+                at_least: true,
+            }))
+        }
         Err(e) => return Reply::error(&e.into()),
+    };
+    let doc: Value = match iec_core::json::parse(&input) {
+        Ok(v) => v,
+        Err(e) => return Reply::error(&anyhow::anyhow!("the hook's input is not JSON: {e}")),
     };
     if doc.get("tool_name").and_then(Value::as_str) != Some("Bash") {
         return Reply::default();
@@ -128,6 +136,11 @@ fn run(hook: &Hook) -> Reply {
         return Reply::default();
     };
     let command = tool_input["command"].as_str().unwrap_or_default();
+    // A text over the limit is not judged, recorded or sent to the daemon: the hook fails open
+    // (the call goes to the user's permission settings, unchanged, as on any other error).
+    if let Err(e) = iec_core::limits::check_command(&tool_input["command"]) {
+        return Reply::error(&e.into());
+    }
     let record_intent =
         hook.record_intent || std::env::var_os(iec_shim::intent::DIR_ENV).is_some_and(|v| !v.is_empty());
     if record_intent {

@@ -322,7 +322,7 @@ fn daemon_survives_malformed_requests_and_clients_that_go_away() {
     assert!(raw(&socket, b"not json\n").starts_with("{\"error\":\"not JSON: "));
     assert_eq!(
         raw(&socket, b"{\"build\":"),
-        "{\"error\":\"the request is not one line of at most 16 MiB\"}\n"
+        format!("{{\"error\":\"the request is not one line of at most {} bytes\"}}\n", iec_hook::daemon::MAX_REQUEST)
     );
     assert_eq!(
         raw(&socket, b"{\"build\":\"0000000000000000\"}\n"),
@@ -341,7 +341,7 @@ fn daemon_survives_malformed_requests_and_clients_that_go_away() {
     );
     // A request longer than the limit.
     let mut long = format!("{{\"build\":\"{build}\",\"x\":\"").into_bytes();
-    long.resize(17 << 20, b'a');
+    long.resize(iec_hook::daemon::MAX_REQUEST + (1 << 20), b'a');
     {
         let mut s = UnixStream::connect(&socket).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -352,7 +352,7 @@ fn daemon_survives_malformed_requests_and_clients_that_go_away() {
         let _ = s.read_to_string(&mut out);
         assert_eq!(
             out,
-            "{\"error\":\"the request is not one line of at most 16 MiB\"}\n"
+            format!("{{\"error\":\"the request is not one line of at most {} bytes\"}}\n", iec_hook::daemon::MAX_REQUEST)
         );
     }
     // Clients that disconnect: at once, and in the middle of a request.

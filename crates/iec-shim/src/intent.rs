@@ -200,6 +200,14 @@ impl Store {
 
     /// Records `command` with `scope`; returns the intent's file.
     pub fn record(&self, command: &str, scope: Vec<u32>, source: &str) -> Result<PathBuf, StoreError> {
+        if command.len() > iec_core::MAX_TEXT {
+            let e = iec_core::limits::TooLong {
+                what: "the command text".into(),
+                bytes: command.len(),
+                at_least: false,
+            };
+            return Err(StoreError(format!("not recorded: {e}")));
+        }
         let intent = Intent {
             command: command.to_string(),
             created_ms: now_ms(),
@@ -249,9 +257,16 @@ impl Store {
                 continue;
             }
             let path = e.path();
-            let intent: Option<Intent> = std::fs::read(&path)
+            // Read no more than an intent of the longest text can take; an intent over the
+            // text limit (the hook records none) is not one.
+            let intent: Option<Intent> = std::fs::File::open(&path)
                 .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok());
+                .and_then(|f| match iec_core::limits::read_at_most(f, iec_core::MAX_CALL_JSON) {
+                    Ok(iec_core::limits::Bounded::Whole(b)) => Some(b),
+                    _ => None,
+                })
+                .and_then(|b| serde_json::from_slice::<Intent>(&b).ok())
+                .filter(|i| i.command.len() <= iec_core::MAX_TEXT);
             let Some(intent) = intent else {
                 let _ = std::fs::remove_file(&path);
                 continue;

@@ -1,0 +1,221 @@
+//! Issue 16, item 6 for the hook and its daemon: bounded reads, a text over the limit fails
+//! open (no output, a message naming the limit), and a daemon beyond its connection limit
+//! answers `busy`. Each test is named after the bug it holds down.
+
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_iec-hook");
+
+fn pre(command: &str) -> Vec<u8> {
+    json!({
+        "session_id": "s", "transcript_path": "/x.jsonl", "cwd": "/", "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "d"},
+        "tool_use_id": "toolu_1"
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// `iec-hook ARGS` with the daemon socket `socket` and `IEC_DAEMON=mode`, its address space
+/// capped at 2 GiB; stdin from `stdin`. Exit code, stdout, stderr.
+fn hook(socket: &Path, mode: &str, args: &[&str], stdin: Stdio, feed: Option<Vec<u8>>) -> (i32, String, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env("IEC_DAEMON_SOCKET", socket)
+        .env("IEC_DAEMON", mode)
+        .env("IEC_DAEMON_IDLE_SECS", "60")
+        .env_remove("IEC_INTENT_DIR")
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit with a constant argument between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let mut c = cmd.spawn().unwrap();
+    let writer = feed.map(|bytes| {
+        let mut input = c.stdin.take().unwrap();
+        std::thread::spawn(move || {
+            let _ = input.write_all(&bytes);
+        })
+    });
+    let o = c.wait_with_output().unwrap();
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
+    (
+        o.status.code().expect("exit code"),
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    )
+}
+
+fn private_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("iec-hook-test-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let socket = dir.path().join("d.sock");
+    (dir, socket)
+}
+
+struct Daemon(Child);
+
+impl Daemon {
+    fn start(socket: &Path) -> Daemon {
+        let child = Command::new(BIN)
+            .arg("--daemon")
+            .env("IEC_DAEMON_SOCKET", socket)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while UnixStream::connect(socket).is_err() {
+            assert!(t.elapsed() < Duration::from_secs(30), "no daemon");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Daemon(child)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One request line on one connection; the answer line.
+fn ask(socket: &Path, req: &Value) -> Value {
+    let mut s = UnixStream::connect(socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(format!("{req}\n").as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+}
+
+fn build(socket: &Path) -> String {
+    let a = ask(socket, &json!({"build": "x"}));
+    a["error"].as_str().unwrap().rsplit(' ').next().unwrap().to_string()
+}
+
+fn fail_open_message(bytes: usize) -> String {
+    format!(
+        "iec hook: the command text is {bytes} bytes; iec judges texts of at most 1048576 bytes (1 MiB, its text limit), so it is not checked (the call is left to your permission settings)\n"
+    )
+}
+
+#[test]
+fn an_8_mb_hook_request_took_the_daemon_to_463_mb() {
+    let (_dir, socket) = private_dir();
+    let _daemon = Daemon::start(&socket);
+    let l72 = ["--launch", "claude-code-2.1.72-linux"];
+    // 4 MiB of text (multi-line, with quotes): over the limit, in every daemon mode the hook
+    // fails open as on any other error: no output at all, exit 0, the reason on stderr.
+    let text = "printf '%s' 'a != b'\n".repeat((4 << 20) / 21);
+    for mode in ["only", "auto", "0"] {
+        let (code, out, err) = hook(&socket, mode, &l72, Stdio::piped(), Some(pre(&text)));
+        assert_eq!((code, out.as_str()), (0, ""), "{mode}: {err}");
+        assert_eq!(err, fail_open_message(text.len()), "{mode}");
+    }
+    // 8 MiB: the document itself is longer than the hook reads (8 MiB); it stops there.
+    let text = "printf '%s' 'a != b'\n".repeat((8 << 20) / 21);
+    let (code, out, err) = hook(&socket, "only", &l72, Stdio::piped(), Some(pre(&text)));
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(err.starts_with("iec hook: the hook's input is more than 8388608 bytes; iec judges texts of at most 1048576 bytes"), "{err}");
+    // One byte over the limit, asked of the daemon directly: the same fail-open answer.
+    let b = build(&socket);
+    let over = "x".repeat((1 << 20) + 1);
+    let a = ask(
+        &socket,
+        &json!({"build": b, "launch": "claude-code-2.1.72-linux", "launch_files": [], "tool_input": {"command": over}}),
+    );
+    assert_eq!(a, json!({"stdout": "", "stderr": fail_open_message(over.len())}));
+    // The daemon still decides ordinary calls.
+    let (code, out, err) = hook(&socket, "only", &l72, Stdio::piped(), Some(pre("printf '%s' 'a != b'")));
+    assert_eq!(code, 0);
+    assert!(out.contains("\"permissionDecision\":\"allow\""), "{out}{err}");
+}
+
+#[test]
+fn hook_stdin_was_read_until_memory_ran_out() {
+    let (_dir, socket) = private_dir();
+    let zero = std::fs::File::open("/dev/zero").unwrap();
+    let (code, out, err) = hook(&socket, "0", &[], Stdio::from(zero), None);
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert_eq!(
+        err,
+        "iec hook: the hook's input is more than 8388608 bytes; iec judges texts of at most 1048576 bytes (1 MiB, its text limit), so it is not checked (the call is left to your permission settings)\n"
+    );
+}
+
+#[test]
+fn the_65th_daemon_connection_was_reset_not_answered_busy() {
+    let (_dir, socket) = private_dir();
+    let _daemon = Daemon::start(&socket);
+    let b = build(&socket);
+    let max = iec_hook::daemon::MAX_CONNECTIONS;
+    // Hold every connection the daemon serves: each waits for its request line.
+    let held: Vec<UnixStream> = (0..max)
+        .map(|_| {
+            let mut s = UnixStream::connect(&socket).unwrap();
+            s.write_all(b"{").unwrap();
+            s
+        })
+        .collect();
+    // Let the daemon accept them all before the next one comes.
+    std::thread::sleep(Duration::from_millis(500));
+    let req = json!({"build": b, "launch": "claude-code-2.1.72-linux", "launch_files": [],
+                     "tool_input": {"command": "printf '%s' 'a != b'"}});
+    for _ in 0..3 {
+        assert_eq!(ask(&socket, &req), json!({"error": "busy"}));
+    }
+    // A hook that may only ask the daemon fails open, naming it; one that may decide itself
+    // does so.
+    let l72 = ["--launch", "claude-code-2.1.72-linux"];
+    let (code, out, err) = hook(&socket, "only", &l72, Stdio::piped(), Some(pre("printf '%s' 'a != b'")));
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert_eq!(
+        err,
+        format!("iec hook: the witness daemon did not answer: the daemon is busy ({max} connections) (the call is left to your permission settings)\n")
+    );
+    let (code, out, err) = hook(&socket, "auto", &l72, Stdio::piped(), Some(pre("printf '%s' 'a != b'")));
+    assert_eq!(code, 0);
+    assert!(out.contains("\"permissionDecision\":\"allow\""), "{out}");
+    assert_eq!(
+        err,
+        format!("iec hook: the witness daemon did not answer (the daemon is busy ({max} connections)); checking in this process\n")
+    );
+    // Once the held connections are gone, the daemon serves again.
+    drop(held);
+    let t = Instant::now();
+    loop {
+        let a = ask(&socket, &req);
+        if a.get("stdout").is_some() {
+            assert!(a["stdout"].as_str().unwrap().contains("ansi-c-eval"), "{a}");
+            break;
+        }
+        assert_eq!(a, json!({"error": "busy"}));
+        assert!(t.elapsed() < Duration::from_secs(30), "still busy");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
