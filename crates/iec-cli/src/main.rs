@@ -205,6 +205,12 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    // `iec __jail …`: the terminal witness's jail helper (tmux runs it as the pane's command);
+    // first, while this process has one thread.
+    if std::env::args_os().nth(1).is_some_and(|a| a == iec_witness::tmux::HELPER_ARG) {
+        let args: Vec<_> = std::env::args_os().skip(1).collect();
+        std::process::exit(iec_witness::tmux::jail_helper_main(&args));
+    }
     // Invoked as `argvprobe`: behave as the probe, whatever the arguments.
     let argv0 = std::env::args_os().next().unwrap_or_default();
     if std::path::Path::new(&argv0)

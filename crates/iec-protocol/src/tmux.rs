@@ -108,6 +108,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
             ending: Ending::Complete,
             canonical: None,
             screen: String::new(),
+            refused_keys: vec![],
         }
     } else {
         if gate::may_break_out(typed_text.as_bytes()) {
@@ -148,6 +149,19 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
                 } }));
         return Ok(());
     }
+    // Keys by which the harness's readline acts on the line while it is typed (expansion — with
+    // command substitution and arithmetic run at once —, completion, running or accepting the
+    // line, the terminal's interrupt/quit/suspend): the witness refuses them, so what it read is
+    // not what the harness's shell does.
+    if !typed.refused_keys.is_empty() {
+        let mut names: Vec<&str> = typed.refused_keys.iter().map(String::as_str).collect();
+        names.dedup();
+        let m = classify::mechanism(&designed, &typed.read);
+        let mut receipt = receipt;
+        receipt["refused_keys"] = json!(typed.refused_keys);
+        run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, m, true, &designed, &typed.read, format!("the typed text contains keys that make the interactive shell act on the line while it is typed ({}): readline expands, completes, runs or accepts the line, or the terminal interrupts it, before the harness's command is read (an expansion runs its command substitutions at once); the witness refused them", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")));
+        return Ok(());
+    }
     let screen_tail = || {
         typed
             .screen
@@ -172,7 +186,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
             run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, Mechanism::Other, false, &designed, &typed.read, "after the last typed line the interactive shell still waits for more input (a continuation prompt): nothing runs, the harness times out".into());
             return Ok(());
         }
-        Ending::Died | Ending::Timeout => {
+        Ending::Stopped | Ending::Died | Ending::Timeout => {
             run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, Mechanism::Other, true, &designed, &typed.read, format!("the typed text ends the witness's wrapper and would run at once (the witness stopped it: {ending}); it is not the intended command"));
             return Ok(());
         }

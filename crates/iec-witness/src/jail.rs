@@ -257,10 +257,13 @@ const NEW_NAMESPACES: u32 = (libc::CLONE_NEWNS
     | libc::CLONE_NEWCGROUP) as u32
     | 0x80;
 
-/// `ioctl` requests that act on a terminal beyond the process: pushing input (`TIOCSTI`) and
-/// the console's `TIOCLINUX`.
+/// `ioctl` requests that act on a terminal beyond the process: pushing input (`TIOCSTI`), the
+/// console's `TIOCLINUX`, and choosing the terminal's foreground process group (`TIOCSPGRP`:
+/// an interactive bash in the PID namespace would hand the terminal to a group that does not
+/// exist outside it, and then fail to read; refused, bash runs without job control).
 const TIOCSTI: u32 = 0x5412;
 const TIOCLINUX: u32 = 0x541C;
+const TIOCSPGRP: u32 = 0x5410;
 
 /// Size of the page that holds the path of the jail's own exec.
 const MAGIC_LEN: usize = 4096;
@@ -518,12 +521,13 @@ fn filter(kind: Kind, magic: u64) -> Vec<libc::sock_filter> {
             ins(RET, 0, 0, RET_ALLOW),
         ]);
     }
-    // ioctl(fd, request): no terminal input injection.
+    // ioctl(fd, request): no terminal input injection, no foreground-group change.
     f.extend([
-        ins(JEQ, 0, 5, libc::SYS_ioctl as u32),
+        ins(JEQ, 0, 6, libc::SYS_ioctl as u32),
         ins(LD_ABS, 0, 0, arg(1)),
-        ins(JEQ, 1, 0, TIOCSTI),
-        ins(JEQ, 0, 1, TIOCLINUX),
+        ins(JEQ, 2, 0, TIOCSTI),
+        ins(JEQ, 1, 0, TIOCLINUX),
+        ins(JEQ, 0, 1, TIOCSPGRP),
         ins(RET, 0, 0, RET_EPERM),
         ins(RET, 0, 0, RET_ALLOW),
     ]);

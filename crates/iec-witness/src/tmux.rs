@@ -1,19 +1,31 @@
 //! The terminal-typing witness: a real tmux server (private socket, `-f /dev/null`) with one
 //! pane running a real interactive bash (`--noprofile`, our own rc file, private `HOME`, empty
-//! `PATH` and environment). The harness's `send-keys` argv is run by the real tmux client, the
-//! keys reach the real readline, history expansion and parser, and the witness records what the
-//! shell read, from its own history entry. Nothing typed ever runs:
+//! `PATH`). The harness's `send-keys` argv is run by the real tmux client, the keys reach the
+//! real readline, history expansion and parser, and the witness records what the shell read,
+//! from its own history entry. Nothing typed ever runs, by four layers:
 //!
-//! 1. the witness types `__iec_r() {` first and `} # END<nonce>` last, so the shell reads the
-//!    harness's lines as the body of a function that is never called (what bash reads into a
-//!    function is parsed, not executed);
-//! 2. when the shell ends that definition early (a syntax error, an aborted line), the prompt
-//!    hook sees the missing end line and swallows every further line at the readline level
-//!    (`bind -x` on Enter) until the end line arrives;
-//! 3. a DEBUG trap (extdebug, functrace) kills the shell with SIGKILL before any command that is
-//!    not the witness's own (nonce-named functions) could run;
-//! 4. callers pass only texts that parse on their own when they could close the function early
-//!    (see [`crate::gate`]).
+//! 1. **The kernel.** tmux does not start bash itself: the pane runs the jail helper
+//!    ([`jail_helper`], `iec-jail __jail …` or `iec __jail …`), which opens the witness's output
+//!    channel (fd 9, append-only) and its rc file (fd 8), then becomes bash through
+//!    [`crate::jail::exec_jailed`] with [`Kind::Expand`](crate::jail::Kind::Expand): whatever the
+//!    shell or a process it forks does, starting a program, opening a file for writing, sockets,
+//!    signals to others, `setsid`/`setpgid` fail, the process count is limited, and it has its
+//!    own network and PID namespaces. Without a helper the witness refuses to start; it never
+//!    runs bash unjailed.
+//! 2. **Readline.** Every readline function that expands the line or a word, completes, runs or
+//!    accepts the line (other than Enter, which the witness drives) is taken from its keys: the
+//!    list is made at start in the witness bash itself from `bind -l` and `bind -p` (see `RC`),
+//!    and each key sequence bound to one of them is rebound to a recorder, so the witness knows
+//!    that the harness's shell would have acted on the line while it was typed.
+//! 3. **The wrapper.** The witness types `__iec_r() {` first and `} # END<nonce>` last, so the
+//!    shell reads the harness's lines as the body of a function that is never called. When the
+//!    shell ends that definition early (a syntax error, an aborted line), the prompt hook sees
+//!    the missing end line and swallows every further line at the readline level (`bind -x` on
+//!    Enter) until the end line arrives. Callers pass only texts that parse on their own when
+//!    they could close the function early (see [`crate::gate`]).
+//! 4. **The DEBUG trap** (extdebug, functrace) skips every command that is not the witness's own
+//!    (the trap returns non-zero) and counts it; a witness whose trap tripped, whose keys were
+//!    refused, or whose shell ended a definition early is not used again.
 //!
 //! Keys are only sent while readline reads the line (the terminal in raw mode): before the
 //! harness's keys and before the end line, the witness sends a probe key bound with `bind -x`
@@ -21,16 +33,25 @@
 //! the pty's canonical line discipline instead (Linux cuts such a line at 4095 bytes, and the
 //! erase, kill and word-erase characters edit it), which would make the reading depend on timing.
 //!
-//! The interactive shell exits by itself after 20 idle seconds (`TMOUT`), taking the tmux server
-//! with it, so no process outlives its user for long.
+//! Lifetime: dropping a [`TmuxWitness`] kills its tmux server and the pane's process group and
+//! waits for both. The helper also leaves a watchdog (not jailed, it never sees the text) in the
+//! pane's process group that kills the server and the group as soon as the process that started
+//! the witness ends, however it ends (a pool in a static is never dropped). The shell itself
+//! logs out after 20 idle seconds (`TMOUT`, read-only).
 
 use crate::WitnessError;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-const RC: &str = r#"set +o posix
+/// The rc file of the witness bash. `NONCE`, `HISTEXPAND` are replaced before it is written.
+/// It runs in the jail: it writes only to fd 9 (records of five NUL-terminated fields: kind and
+/// four values), never opens a file for writing (`>/dev/null` would fail), never signals.
+const RC: &str = r#"exec 8<&-
+set +o posix
 shopt -s extdebug lithist cmdhist
 set -o functrace
 HISTCONTROL= HISTIGNORE= HISTFILE= HISTSIZE=100000 HISTTIMEFORMAT=
@@ -38,8 +59,8 @@ PATH=
 TMOUT=20
 PS1='$ '
 PS2='$(__iec_ps2_NONCE)> '
-__IEC_OUT=OUTDIR
 HISTEXPAND
+__iec_trip_NONCE=0
 __iec_hist_NONCE() {
   local h
   h=$(builtin history 1)
@@ -47,14 +68,16 @@ __iec_hist_NONCE() {
   __iec_h=$h
 }
 __iec_rec_NONCE() {
-  builtin local __iec_h= st=complete
+  builtin local __iec_h= st=complete d=
   __iec_hist_NONCE
   builtin history -c
   if [[ -z $__iec_h ]]; then
-    builtin printf ready > "$__IEC_OUT/status"
+    builtin printf 'status\0ready\0\0\0%s\0' "$__iec_trip_NONCE" >&9
+    __iec_trip_NONCE=0
     return
   fi
-  if [[ $__iec_h != *$'\n'"} # END_NONCE" ]] || ! builtin declare -F __iec_r >/dev/null; then
+  d=$(builtin declare -f __iec_r)
+  if [[ $__iec_h != *$'\n'"} # END_NONCE" || -z $d ]]; then
     st=early
     if [[ $__iec_h != *"} # END_NONCE"* ]]; then
       st=drain
@@ -62,16 +85,16 @@ __iec_rec_NONCE() {
       builtin bind -x '"\C-j": __iec_drain_NONCE'
     fi
   fi
-  builtin declare -f __iec_r > "$__IEC_OUT/def" 2>/dev/null
   builtin unset -f __iec_r
-  builtin printf '%s' "$__iec_h" > "$__IEC_OUT/hist"
-  builtin printf '%s' "$st" > "$__IEC_OUT/status"
+  builtin printf 'status\0%s\0%s\0%s\0%s\0' "$st" "$__iec_h" "$d" "$__iec_trip_NONCE" >&9
+  __iec_trip_NONCE=0
 }
 __iec_drain_NONCE() {
   if [[ $READLINE_LINE == "} # END_NONCE" ]]; then
     builtin bind '"\C-m": accept-line'
     builtin bind '"\C-j": accept-line'
-    builtin printf drained > "$__IEC_OUT/status"
+    builtin printf 'status\0drained\0\0\0%s\0' "$__iec_trip_NONCE" >&9
+    __iec_trip_NONCE=0
   fi
   READLINE_LINE=
   READLINE_POINT=0
@@ -80,16 +103,83 @@ __iec_ps2_NONCE() {
   builtin local __iec_h=
   __iec_hist_NONCE
   if [[ $__iec_h == *$'\n'"} # END_NONCE" ]]; then
-    builtin printf '%s' "$__iec_h" > "$__IEC_OUT/hist"
-    builtin printf pending > "$__IEC_OUT/status"
+    builtin printf 'status\0pending\0%s\0\0%s\0' "$__iec_h" "$__iec_trip_NONCE" >&9
   fi
 }
 __iec_probe_NONCE() {
-  builtin printf ok > "$__IEC_OUT/probe"
+  builtin printf 'probe\0\0\0\0\0' >&9
 }
+__iec_key_NONCE() {
+  builtin printf 'key\0%s\0\0\0\0' "$1" >&9
+}
+# The readline functions the harness's shell would use to act on the line while it is typed,
+# chosen by name from this readline's own `bind -l`:
+#  - expansion of the line or a word: shell-expand-line (performs command substitution and
+#    arithmetic, assignments included, while editing), history-expand-line, magic-space,
+#    alias-expand-line, history-and-alias-expand-line, tilde-expand, dabbrev-expand,
+#    glob-expand-word, glob-list-expansions, glob-complete-word, vi-tilde-expand;
+#  - completion: complete, complete-*, possible-*-completions, menu-complete*, insert-completions,
+#    delete-char-or-list, dynamic-complete-history, vi-complete, spell-correct-word (bash's
+#    completion expands directory names, `$((...))` included, and runs programmable completions);
+#  - running or accepting the line other than Enter: edit-and-execute-command and its vi form
+#    (fc runs the edited line), operate-and-get-next, insert-comment;
+#  - words taken from history by its expansion code: insert-last-argument, yank-last-arg,
+#    yank-nth-arg, vi-yank-arg;
+#  - re-read-init-file (an inputrc could bind keys again) and vi-editing-mode (the vi keymaps,
+#    where other keys run these functions).
+# Each key sequence bound to one of them, in the emacs and vi keymaps, is rebound to a recorder
+# that leaves the line alone; then the keymaps are listed again and any that is still bound ends
+# the shell with an error record. `bind -x` commands of others are removed.
+declare -A __iec_deny=()
+for __iec_f in $(builtin bind -l); do
+  case $__iec_f in
+    *expand*|magic-space|glob-*) ;;
+    *complete*|possible-*|insert-completions|delete-char-or-list|spell-correct-word) ;;
+    *execute*|operate-and-get-next|insert-comment) ;;
+    *last-arg*|*nth-arg*|vi-yank-arg) ;;
+    re-read-init-file|vi-editing-mode) ;;
+    *) continue ;;
+  esac
+  __iec_deny[$__iec_f]=1
+done
+__iec_re='^"(.*)": ([a-z0-9-]+)$'
+__iec_bad=
+for __iec_pass in bind check; do
+  for __iec_km in emacs-standard vi-insert vi-command; do
+    if [[ $__iec_pass == bind ]]; then
+      builtin mapfile -t __iec_lines < <(builtin bind -m "$__iec_km" -X)
+      for __iec_l in "${__iec_lines[@]}"; do
+        [[ $__iec_l =~ ^\"(.*)\":\  ]] && builtin bind -m "$__iec_km" -r "${BASH_REMATCH[1]}"
+      done
+    fi
+    builtin mapfile -t __iec_lines < <(builtin bind -m "$__iec_km" -p)
+    for __iec_l in "${__iec_lines[@]}"; do
+      [[ $__iec_l =~ $__iec_re && -n ${__iec_deny[${BASH_REMATCH[2]}]-} ]] || continue
+      if [[ $__iec_pass == bind ]]; then
+        # `\000` last is the prefix's "any other key" slot, which a binding of the prefix sets.
+        __iec_s=${BASH_REMATCH[1]%\\000}
+        builtin bind -m "$__iec_km" -x "\"$__iec_s\": __iec_key_NONCE ${BASH_REMATCH[2]}"
+      else
+        __iec_bad+=" $__iec_km:${BASH_REMATCH[1]}:${BASH_REMATCH[2]}"
+      fi
+    done
+  done
+done
+if [[ -n $__iec_bad ]]; then
+  builtin printf 'error\0readline functions still bound:%s\0\0\0\0' "$__iec_bad" >&9
+  builtin exit 1
+fi
 builtin bind -x '"\e[9999~": __iec_probe_NONCE'
+# The terminal's interrupt, quit and suspend characters (the helper disabled their signals):
+# the harness's shell would abort the command being read or stop.
+builtin bind -x '"\C-c": __iec_key_NONCE tty-interrupt'
+builtin bind -x '"\C-\\": __iec_key_NONCE tty-quit'
+builtin bind -x '"\C-z": __iec_key_NONCE tty-suspend'
+builtin unset __iec_deny __iec_re __iec_bad __iec_pass __iec_km __iec_lines __iec_l __iec_f __iec_s
 PROMPT_COMMAND=__iec_rec_NONCE
-trap '[[ ${FUNCNAME[0]-} == __iec_*_NONCE || $BASH_COMMAND == __iec_*_NONCE* ]] || builtin kill -9 $$' DEBUG
+builtin readonly -f __iec_hist_NONCE __iec_rec_NONCE __iec_drain_NONCE __iec_ps2_NONCE __iec_probe_NONCE __iec_key_NONCE
+builtin readonly TMOUT PS1 PS2 PROMPT_COMMAND PATH HISTCONTROL HISTIGNORE HISTFILE HISTSIZE HISTTIMEFORMAT
+trap '[[ ${FUNCNAME[0]-} == __iec_*_NONCE || $BASH_COMMAND == __iec_rec_NONCE || $BASH_COMMAND == __iec_probe_NONCE || $BASH_COMMAND == __iec_drain_NONCE || $BASH_COMMAND == __iec_ps2_NONCE || ( $BASH_COMMAND == "__iec_key_NONCE "* && $BASH_COMMAND != *[!a-z0-9_\ -]* ) ]] || (( ++__iec_trip_NONCE, 0 ))' DEBUG
 "#;
 
 /// The probe key (`ESC [ 9 9 9 9 ~`, no terminal sends it), as `send-keys -H` hex bytes.
@@ -151,7 +241,10 @@ pub enum Ending {
     Early,
     /// It still waits for more input (a continuation prompt) after every typed line.
     Pending,
-    /// The shell died (the DEBUG trap stopped a command from running, or it read end of file).
+    /// The DEBUG trap skipped a command that would have run (the typed text ended the
+    /// witness's wrapper).
+    Stopped,
+    /// The shell died (it read end of file, or the text ended it).
     Died,
     /// No answer within the deadline.
     Timeout,
@@ -171,6 +264,57 @@ pub struct Typed {
     pub canonical: Option<String>,
     /// The pane's visible lines after typing (the shell's diagnostics), trailing blanks removed.
     pub screen: String,
+    /// The readline functions the typed keys invoked that act on the line while it is typed
+    /// (expansion, completion, running or accepting it; see the module documentation), in
+    /// order. The witness does not let them act; the harness's shell would.
+    pub refused_keys: Vec<String>,
+}
+
+/// One record of the witness bash: kind and four values.
+#[derive(Debug, Clone, Default)]
+struct Record {
+    kind: String,
+    a: String,
+    b: String,
+    c: String,
+    d: String,
+}
+
+/// The witness bash's output channel (fd 9 of the shell, a file it appends to), read as it
+/// grows.
+struct Log {
+    file: std::fs::File,
+    buf: Vec<u8>,
+}
+
+impl Log {
+    /// Reads what was appended and returns the complete records in it.
+    fn records(&mut self) -> Vec<Record> {
+        let mut chunk = [0u8; 65536];
+        loop {
+            match std::io::Read::read(&mut self.file, &mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let mut out = vec![];
+        loop {
+            let mut ends = self.buf.iter().enumerate().filter(|(_, &b)| b == 0).map(|(i, _)| i);
+            let Some(fifth) = ends.nth(4) else { break };
+            let rec: Vec<u8> = self.buf.drain(..=fifth).collect();
+            let mut f = rec
+                .split(|&b| b == 0)
+                .map(|x| String::from_utf8_lossy(x).into_owned());
+            out.push(Record {
+                kind: f.next().unwrap_or_default(),
+                a: f.next().unwrap_or_default(),
+                b: f.next().unwrap_or_default(),
+                c: f.next().unwrap_or_default(),
+                d: f.next().unwrap_or_default(),
+            });
+        }
+        out
+    }
 }
 
 /// One tmux server with one interactive bash.
@@ -179,6 +323,84 @@ pub struct TmuxWitness {
     tmux: PathBuf,
     nonce: String,
     typist: Typist,
+    log: Log,
+    /// Keys refused since the last typing started.
+    keys: Vec<String>,
+    /// The last status record seen.
+    status: Option<Record>,
+    probe: bool,
+    /// pidfds (or plain pids, `-1` fds) of the tmux server and of the pane's first process.
+    server: Proc,
+    pane: Proc,
+    /// False once the witness saw anything that must not carry over to another text.
+    reusable: bool,
+}
+
+/// A process this witness started (through tmux), held by a pidfd where the kernel has them.
+struct Proc {
+    pid: i32,
+    fd: i32,
+}
+
+impl Proc {
+    fn new(pid: i32) -> Proc {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+        Proc { pid, fd }
+    }
+
+    fn alive(&self) -> bool {
+        if self.fd >= 0 {
+            let mut p = libc::pollfd {
+                fd: self.fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            return unsafe { libc::poll(&mut p, 1, 0) } == 0;
+        }
+        // SAFETY: signal 0 only checks that the process exists.
+        self.pid > 1 && unsafe { libc::kill(self.pid, 0) } == 0
+    }
+
+    fn kill(&self) {
+        if self.fd >= 0 {
+            // SAFETY: a signal through our own pidfd.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    self.fd,
+                    libc::SIGKILL,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                )
+            };
+        } else if self.alive() {
+            // SAFETY: a plain signal to a process this witness started.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        }
+    }
+
+    /// Waits up to `limit` for the process to end.
+    fn wait(&self, limit: Duration) -> bool {
+        let t0 = Instant::now();
+        while self.alive() {
+            if t0.elapsed() > limit {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        true
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.fd >= 0 {
+            // SAFETY: our own descriptor, closed once.
+            unsafe { libc::close(self.fd) };
+        }
+    }
 }
 
 /// The tmux program: `IEC_TMUX` or `tmux` from the usual places.
@@ -204,23 +426,196 @@ pub fn available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn unshare_prefix() -> &'static Option<Vec<&'static str>> {
-    static U: std::sync::OnceLock<Option<Vec<&'static str>>> = std::sync::OnceLock::new();
-    U.get_or_init(|| {
-        for args in [vec!["-n"], vec!["-rn"]] {
-            let ok = Command::new("unshare")
-                .args(&args)
-                .arg("true")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if ok {
-                return Some(args);
+/// The first argument of the jail helper: `iec-jail __jail …` and `iec __jail …` both run
+/// [`jail_helper_main`].
+pub const HELPER_ARG: &str = "__jail";
+
+/// Names of the programs that can act as the jail helper, in order of preference.
+const HELPER_NAMES: [&str; 2] = ["iec-jail", "iec"];
+
+fn executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The jail helper the pane runs: `IEC_JAIL_HELPER`, else `iec-jail` or `iec` next to this
+/// program or in its parent directory (test programs live in `target/<profile>/deps`), else on
+/// `PATH`. `None`: the terminal witness cannot run (it never runs bash unjailed).
+pub fn jail_helper() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("IEC_JAIL_HELPER") {
+        let p = PathBuf::from(p);
+        return executable(&p).then_some(p);
+    }
+    let mut dirs = vec![];
+    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        if let Some(up) = dir.parent() {
+            dirs.push(dir.clone());
+            dirs.push(up.to_path_buf());
+        } else {
+            dirs.push(dir);
+        }
+    }
+    for name in HELPER_NAMES {
+        for d in &dirs {
+            let p = d.join(name);
+            if executable(&p) {
+                return Some(p);
             }
         }
-        None
-    })
+    }
+    let path = std::env::var_os("PATH")?;
+    for name in HELPER_NAMES {
+        for d in std::env::split_paths(&path) {
+            let p = d.join(name);
+            if d.is_absolute() && executable(&p) {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// The jail helper's entry point (`args` are its arguments after the program name):
+/// `__jail OWNER-PID LOG RC PROGRAM [ARG…]`. It must be called first thing in `main`, while the
+/// process has one thread. It opens `LOG` for appending as fd 9 and `RC` for reading as fd 8,
+/// ignores the terminal's job-control signals (C-c, C-\ and C-z typed in the text reach the
+/// pane's whole process group, the jail's waiting process included), leaves a watchdog that
+/// ends the tmux server (its parent) and the pane's process group when `OWNER-PID` ends, and
+/// runs `PROGRAM` in the jail with this process's environment. Returns an exit status only on
+/// failure.
+pub fn jail_helper_main(args: &[OsString]) -> i32 {
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        let msg = format!("iec-jail: {what}: {e}");
+        eprintln!("{msg}");
+        let mut rec = b"error\0".to_vec();
+        rec.extend_from_slice(msg.as_bytes());
+        rec.extend_from_slice(b"\0\0\0\0");
+        // SAFETY: a write of our own buffer to fd 9, when it is open.
+        unsafe { libc::write(9, rec.as_ptr().cast(), rec.len()) };
+        125
+    };
+    if args.len() < 5 || args[0] != HELPER_ARG {
+        eprintln!("usage: iec-jail {HELPER_ARG} OWNER-PID LOG RC PROGRAM [ARG...]");
+        return 2;
+    }
+    let Some(owner) = args[1].to_str().and_then(|s| s.parse::<i32>().ok()).filter(|&p| p > 1) else {
+        eprintln!("iec-jail: not a process id: {:?}", args[1]);
+        return 2;
+    };
+    let open = |path: &OsStr, flags: i32, fd: i32| -> std::io::Result<()> {
+        let c = std::ffi::CString::new(path.as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        // SAFETY: plain file-descriptor calls on a path we own.
+        unsafe {
+            let f = libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o600);
+            if f < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if f != fd {
+                // dup2 leaves the new descriptor without close-on-exec.
+                let r = libc::dup2(f, fd);
+                libc::close(f);
+                if r < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else {
+                libc::fcntl(fd, libc::F_SETFD, 0);
+            }
+        }
+        Ok(())
+    };
+    if let Err(e) = open(&args[2], libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT, 9) {
+        return fail("cannot open the log", &e);
+    }
+    if let Err(e) = open(&args[3], libc::O_RDONLY, 8) {
+        return fail("cannot open the rc file", &e);
+    }
+    let mut program = PathBuf::from(&args[4]);
+    if !args[4].as_bytes().contains(&b'/') {
+        // The jail's exec does not search PATH.
+        let found = std::env::var_os("PATH").and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(&args[4]))
+                .find(|p| p.is_absolute() && executable(p))
+        });
+        match found {
+            Some(p) => program = p,
+            None => return fail("program not found", &program.display()),
+        }
+    }
+    // SAFETY: signal dispositions, terminal modes and process ids of this single-threaded
+    // process.
+    let (server, pgrp) = unsafe {
+        for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU] {
+            libc::signal(s, libc::SIG_IGN);
+        }
+        // The terminal's interrupt, quit and suspend characters reach readline as keys (which the
+        // rc file records as refused) instead of signals: in the jail readline cannot re-raise
+        // the signal it catches (`kill` is refused), so C-c would discard only the line being
+        // edited where the harness's shell aborts the whole command. (Readline turns ISIG back
+        // on, so the characters themselves are disabled.)
+        let mut t: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(0, &mut t) == 0 {
+            for c in [libc::VINTR, libc::VQUIT, libc::VSUSP] {
+                t.c_cc[c] = 0; // _POSIX_VDISABLE
+            }
+            libc::tcsetattr(0, libc::TCSANOW, &t);
+        }
+        (libc::getppid(), libc::getpgrp())
+    };
+    // The watchdog: opened before the fork, so that neither id can be reused in between.
+    let owner_p = Proc::new(owner);
+    let server_p = Proc::new(server);
+    if owner_p.fd < 0 && !owner_p.alive() {
+        return fail("the owner is gone", &owner);
+    }
+    // SAFETY: fork in a single-threaded process; the child only polls and signals.
+    match unsafe { libc::fork() } {
+        -1 => return fail("fork", &std::io::Error::last_os_error()),
+        0 => unsafe { watchdog(&owner_p, &server_p, pgrp) },
+        _ => {}
+    }
+    drop((owner_p, server_p));
+    let env: Vec<(String, OsString)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
+        .collect();
+    let env: Vec<(&str, &OsStr)> = env.iter().map(|(k, v)| (k.as_str(), v.as_os_str())).collect();
+    let rest: Vec<&OsStr> = args[5..].iter().map(OsString::as_os_str).collect();
+    let e = crate::jail::exec_jailed(crate::jail::Kind::Expand, program.as_os_str(), &rest, &env);
+    fail("cannot start the jailed shell", &e)
+}
+
+/// Waits until the owner or the tmux server ends, then kills the server and the pane's
+/// process group (itself included). Holds no file but the two pidfds.
+unsafe fn watchdog(owner: &Proc, server: &Proc, pgrp: i32) -> ! {
+    let keep = [owner.fd, server.fd];
+    for fd in 0..1024 {
+        if !keep.contains(&fd) {
+            libc::close(fd);
+        }
+    }
+    if owner.fd >= 0 && server.fd >= 0 {
+        let mut p = [
+            libc::pollfd {
+                fd: owner.fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: server.fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        while libc::poll(p.as_mut_ptr(), 2, -1) <= 0 {}
+    } else {
+        while owner.alive() && server.alive() {
+            libc::sleep(1);
+        }
+    }
+    server.kill();
+    libc::killpg(pgrp, libc::SIGKILL);
+    libc::_exit(0)
 }
 
 fn nonce() -> String {
@@ -233,62 +628,66 @@ fn nonce() -> String {
 }
 
 impl TmuxWitness {
-    /// Starts a tmux server whose pane runs the interactive bash, and waits for its first prompt.
+    /// Starts a tmux server whose pane runs the jailed interactive bash, and waits for its first
+    /// prompt. Fails (and nothing runs) when no jail helper is found.
     pub fn start(typist: &Typist) -> Result<TmuxWitness, WitnessError> {
+        let helper = jail_helper().ok_or_else(|| WitnessError::Start {
+            program: "iec-jail".into(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the terminal witness runs its bash only under the jail helper, and none was found (set IEC_JAIL_HELPER, or install `iec-jail` or `iec` next to this program or on PATH)",
+            ),
+        })?;
         let dir = tempfile::Builder::new().prefix("iec-tmux-").tempdir()?;
         std::fs::create_dir(dir.path().join("home"))?;
-        std::fs::create_dir(dir.path().join("out"))?;
         std::fs::create_dir(dir.path().join("cwd"))?;
         let nonce = nonce();
-        let out = dir.path().join("out");
-        let rc = RC
-            .replace("NONCE", &nonce)
-            .replace(
-                "OUTDIR",
-                &crate::spawn::shell_single_quote(out.as_os_str().as_encoded_bytes()),
-            )
-            .replace(
-                "HISTEXPAND",
-                if typist.history_expansion {
-                    "set -H"
-                } else {
-                    "set +H"
-                },
-            );
+        let rc = RC.replace("NONCE", &nonce).replace(
+            "HISTEXPAND",
+            if typist.history_expansion {
+                "set -H"
+            } else {
+                "set +H"
+            },
+        );
         let rc_path = dir.path().join("rc.bash");
         std::fs::write(&rc_path, rc)?;
-        let w = TmuxWitness {
-            dir,
-            tmux: tmux_path(),
-            nonce,
-            typist: typist.clone(),
-        };
-        let shell = format!(
-            "exec {} --noprofile --rcfile {} -i",
-            crate::spawn::shell_single_quote(crate::bash_path().as_os_str().as_encoded_bytes()),
-            crate::spawn::shell_single_quote(rc_path.as_os_str().as_encoded_bytes())
-        );
-        let mut cmd = match unshare_prefix() {
-            Some(a) => {
-                let mut c = Command::new("unshare");
-                c.args(a).arg("--").arg(&w.tmux);
-                c
-            }
-            None => Command::new(&w.tmux),
-        };
+        // The shell may run as a user of its own (the jail drops root): it opens the rc file
+        // through fd 8 (`/dev/fd/8`), which checks only the file's own mode; the directory
+        // stays private.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&rc_path, std::fs::Permissions::from_mode(0o644))?;
+        }
+        let log_path = dir.path().join("log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&log_path)?;
+        let tmux = tmux_path();
+        let mut cmd = Command::new(&tmux);
         cmd.arg("-S")
-            .arg(w.socket())
+            .arg(dir.path().join("sock"))
             .args(["-f", "/dev/null", "new-session", "-d", "-s", "w"])
             .args(["-x", &typist.width.to_string(), "-y", &typist.height.to_string()])
-            .arg(shell)
+            .arg("--")
+            .arg(&helper)
+            .arg(HELPER_ARG)
+            .arg(std::process::id().to_string())
+            .arg(&log_path)
+            .arg(&rc_path)
+            .arg(crate::bash_path())
+            .args(["--noprofile", "--rcfile", "/dev/fd/8", "-i"])
             .env_clear()
-            .env("HOME", w.dir.path().join("home"))
+            .env("HOME", dir.path().join("home"))
             .env("LANG", "C.UTF-8")
             .env("TERM", "screen")
-            .current_dir(w.dir.path().join("cwd"))
+            .current_dir(dir.path().join("cwd"))
             .stdin(Stdio::null());
         let o = cmd.output().map_err(|source| WitnessError::Start {
-            program: w.tmux.display().to_string(),
+            program: tmux.display().to_string(),
             source,
         })?;
         if !o.status.success() {
@@ -297,20 +696,59 @@ impl TmuxWitness {
                 String::from_utf8_lossy(&o.stderr).trim()
             )));
         }
+        let mut w = TmuxWitness {
+            dir,
+            tmux,
+            nonce,
+            typist: typist.clone(),
+            log: Log { file: log, buf: vec![] },
+            keys: vec![],
+            status: None,
+            probe: false,
+            server: Proc { pid: -1, fd: -1 },
+            pane: Proc { pid: -1, fd: -1 },
+            reusable: true,
+        };
+        // The server and the pane's process, to end them whatever happens later.
+        let pids = Command::new(&w.tmux)
+            .arg("-S")
+            .arg(w.socket())
+            .args(["display-message", "-p", "-t", "w", "#{pid} #{pane_pid}"])
+            .env_clear()
+            .stdin(Stdio::null())
+            .output();
+        if let Ok(o) = pids {
+            let s = String::from_utf8_lossy(&o.stdout);
+            let mut it = s.split_whitespace().map(|x| x.parse::<i32>().unwrap_or(-1));
+            if let (Some(a), Some(b)) = (it.next(), it.next()) {
+                if a > 1 {
+                    w.server = Proc::new(a);
+                }
+                if b > 1 {
+                    w.pane = Proc::new(b);
+                }
+            }
+        }
         match w.wait_status(Duration::from_secs(5))? {
-            Some(_) => Ok(w),
-            None => Err(WitnessError::Protocol(
-                "the interactive bash in tmux did not start".into(),
-            )),
+            Some(_) => {
+                // bash's note that it runs without job control (the jail refuses it) is not
+                // evidence about any text.
+                w.clear_screen();
+                Ok(w)
+            }
+            None => {
+                let screen = w.screen();
+                Err(WitnessError::Protocol(format!(
+                    "the jailed interactive bash in tmux did not start (helper {}){}",
+                    helper.display(),
+                    screen.lines().rev().find(|l| !l.trim().is_empty()).map(|l| format!(": {l}")).unwrap_or_default()
+                )))
+            }
         }
     }
 
     fn socket(&self) -> PathBuf {
         self.dir.path().join("sock")
-    }
-
-    fn out(&self, name: &str) -> PathBuf {
-        self.dir.path().join("out").join(name)
     }
 
     /// Runs the tmux client with `args`; (exit status, stderr).
@@ -334,38 +772,64 @@ impl TmuxWitness {
     }
 
     fn alive(&self) -> bool {
+        if self.pane.pid > 1 {
+            return self.pane.alive() && self.server.alive();
+        }
         self.client(&["has-session".into(), "-t".into(), "w".into()])
             .is_ok_and(|(s, _)| s == 0)
     }
 
-    /// Waits for a final status; `None` when the shell died or the deadline passed.
-    fn wait_status(&self, limit: Duration) -> Result<Option<String>, WitnessError> {
+    /// Reads the records the shell wrote since the last call.
+    fn pump(&mut self) -> Result<(), WitnessError> {
+        for r in self.log.records() {
+            match r.kind.as_str() {
+                "probe" => self.probe = true,
+                "key" => self.keys.push(r.a),
+                // The first one counts: after `drain` (the end of the function came early) comes
+                // `drained` (the end line arrived), which has no history.
+                "status" => {
+                    if self.status.is_none() {
+                        self.status = Some(r);
+                    }
+                }
+                "error" => return Err(WitnessError::Protocol(format!("terminal witness: {}", r.a))),
+                _ => {
+                    self.reusable = false;
+                    return Err(WitnessError::Protocol(format!("terminal witness: unknown record {:?}", r.kind)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for a final status record; `None` when the shell died or the deadline passed.
+    fn wait_status(&mut self, limit: Duration) -> Result<Option<Record>, WitnessError> {
         let t0 = Instant::now();
         let mut checks = 0u32;
         loop {
-            if let Ok(s) = std::fs::read_to_string(self.out("status")) {
-                if matches!(s.as_str(), "complete" | "early" | "drained" | "pending" | "ready") {
-                    return Ok(Some(s));
-                }
+            self.pump()?;
+            if let Some(s) = self.status.take() {
+                return Ok(Some(s));
             }
             if t0.elapsed() > limit {
                 return Ok(None);
             }
             checks += 1;
-            // A dead shell takes the session (and the server) with it.
             if checks.is_multiple_of(50) && !self.alive() {
-                return Ok(None);
+                self.pump()?;
+                return Ok(self.status.take());
             }
             std::thread::sleep(Duration::from_micros(500));
         }
     }
 
     /// Waits for the probe key's mark: readline has read every key sent before it and reads on.
-    fn wait_probe(&self) -> Result<bool, WitnessError> {
+    fn wait_probe(&mut self) -> Result<bool, WitnessError> {
         let t0 = Instant::now();
         let mut checks = 0u32;
         loop {
-            if self.out("probe").exists() {
+            self.pump()?;
+            if std::mem::take(&mut self.probe) {
                 return Ok(true);
             }
             if t0.elapsed() > Duration::from_secs(5) {
@@ -379,16 +843,27 @@ impl TmuxWitness {
         }
     }
 
+    /// True when the witness may type another text: nothing of this one could carry over.
+    pub fn reusable(&self) -> bool {
+        self.reusable
+    }
+
     /// Types `text` the way the typist does and records what the shell read.
     pub fn type_text(&mut self, text: &str) -> Result<Typed, WitnessError> {
         if let Some(i) = text.bytes().position(|b| b == 0) {
             return Err(WitnessError::Nul(i));
         }
-        let _ = std::fs::remove_file(self.out("status"));
-        let _ = std::fs::remove_file(self.out("hist"));
-        let _ = std::fs::remove_file(self.out("def"));
+        if !self.reusable {
+            return Err(WitnessError::Protocol("terminal witness used after a text that may have changed it".into()));
+        }
+        // Whatever a text does from here on, this shell serves no other text unless it ends
+        // cleanly (see below).
+        self.reusable = false;
+        self.pump()?;
+        self.keys.clear();
+        self.status = None;
+        self.probe = false;
         let s = |x: &str| x.to_string();
-        let _ = std::fs::remove_file(self.out("probe"));
         let first: Vec<String> = [
             "send-keys",
             "-t",
@@ -411,9 +886,11 @@ impl TmuxWitness {
             return Err(WitnessError::Protocol(format!("tmux send-keys failed: {err}")));
         }
         if !self.wait_probe()? {
-            return Err(WitnessError::Protocol(
-                "the interactive bash in tmux did not read its first line".into(),
-            ));
+            let screen = self.screen();
+            return Err(WitnessError::Protocol(format!(
+                "the interactive bash in tmux did not read its first line{}",
+                screen.lines().rev().find(|l| !l.trim().is_empty()).map(|l| format!(": {l}")).unwrap_or_default()
+            )));
         }
         let mut calls = vec![];
         for argv in self.typist.send_keys_calls(text) {
@@ -422,7 +899,6 @@ impl TmuxWitness {
         }
         let end = format!("}} # END_{}", self.nonce);
         // The end line, too, is only typed once readline reads (a dead shell answers no probe).
-        let _ = std::fs::remove_file(self.out("probe"));
         let probe: Vec<String> = probe_keys().map(str::to_string).collect();
         self.client(&probe)?;
         let _ = self.wait_probe()?;
@@ -439,26 +915,31 @@ impl TmuxWitness {
             s("Enter"),
         ])?;
         let status = self.wait_status(Duration::from_secs(5))?;
-        let hist = std::fs::read_to_string(self.out("hist")).unwrap_or_default();
         let screen = self.screen();
-        let canonical = std::fs::read_to_string(self.out("def")).ok().and_then(|d| {
-            d.strip_prefix("__iec_r () \n{ \n")
-                .and_then(|d| d.strip_suffix("\n}\n"))
-                .map(str::to_string)
-        });
-        let ending = match status.as_deref() {
-            Some("complete") => Ending::Complete,
-            Some("early") | Some("drained") => Ending::Early,
-            Some("pending") => {
-                // Abort the waiting command; the prompt hook then reports (and nothing is pending).
-                let _ = std::fs::remove_file(self.out("status"));
-                self.client(&[s("send-keys"), s("-t"), s("w"), s("C-c")])?;
-                let _ = self.wait_status(Duration::from_secs(5))?;
-                Ending::Pending
-            }
-            _ if !self.alive() => Ending::Died,
-            _ => Ending::Timeout,
+        let trips_of = |r: &Record| r.d.parse::<u64>().unwrap_or(1);
+        let trips = status.as_ref().map_or(0, trips_of);
+        let (hist, def) = match &status {
+            Some(r) => (r.b.clone(), r.c.clone()),
+            None => (String::new(), String::new()),
         };
+        let canonical = def
+            .strip_prefix("__iec_r () \n{ \n")
+            .and_then(|d| d.strip_suffix("\n}"))
+            .map(str::to_string);
+        let mut ending = match status.as_ref().map(|r| r.a.as_str()) {
+            Some("complete") => Ending::Complete,
+            Some("early") | Some("drain") | Some("drained") => Ending::Early,
+            // The shell still reads the command: it is not used again (nothing may abort the
+            // command but a signal, which the jail keeps from readline).
+            Some("pending") => Ending::Pending,
+            Some(_) => Ending::Timeout,
+            None if !self.alive() => Ending::Died,
+            None => Ending::Timeout,
+        };
+        self.pump()?;
+        if trips > 0 && ending != Ending::Died {
+            ending = Ending::Stopped;
+        }
         let end_line = format!("\n{end}");
         let mut read = hist.strip_prefix("__iec_r() {").unwrap_or(&hist).to_string();
         if let Some(r) = read.strip_suffix(&end_line) {
@@ -467,24 +948,28 @@ impl TmuxWitness {
             read.clear();
         }
         let read = read.strip_prefix('\n').unwrap_or(&read).to_string();
-        // The pane is cleared for the next typing (the screen is only evidence).
-        let _ = self.client(&[
-            s("send-keys"),
-            s("-R"),
-            s("-t"),
-            s("w"),
-            s(";"),
-            s("clear-history"),
-            s("-t"),
-            s("w"),
-        ]);
+        let refused_keys = std::mem::take(&mut self.keys);
+        // A shell that read the text as one function body, ran nothing and used no refused key
+        // is as it was; any other is retired.
+        self.reusable = ending == Ending::Complete && refused_keys.is_empty() && self.alive();
+        if self.reusable {
+            // The pane is cleared for the next typing (the screen is only evidence).
+            self.clear_screen();
+        }
         Ok(Typed {
             calls,
             read,
             canonical: canonical.filter(|_| ending == Ending::Complete),
             ending,
             screen,
+            refused_keys,
         })
+    }
+
+    fn clear_screen(&self) {
+        let _ = self.client(
+            &["send-keys", "-R", "-t", "w", ";", "clear-history", "-t", "w"].map(str::to_string),
+        );
     }
 
     fn screen(&self) -> String {
@@ -494,6 +979,8 @@ impl TmuxWitness {
             .args(["capture-pane", "-p", "-t", "w"])
             .env_clear()
             .env("LANG", "C.UTF-8")
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
             .output();
         match o {
             Ok(o) => String::from_utf8_lossy(&o.stdout).trim_end().to_string(),
@@ -503,8 +990,18 @@ impl TmuxWitness {
 }
 
 impl Drop for TmuxWitness {
+    /// Ends the server, the pane's process group (the jail's waiting process, the watchdog;
+    /// bash and whatever it forked die with the jail's PID namespace) and waits for them.
     fn drop(&mut self) {
         let _ = self.client(&["kill-server".into()]);
+        if self.pane.pid > 1 && self.pane.alive() {
+            // SAFETY: the pane's process group (its first process is a session leader), alive.
+            unsafe { libc::killpg(self.pane.pid, libc::SIGKILL) };
+        }
+        self.pane.kill();
+        self.server.kill();
+        self.pane.wait(Duration::from_secs(2));
+        self.server.wait(Duration::from_secs(2));
     }
 }
 
@@ -515,8 +1012,8 @@ pub struct TmuxPool {
 }
 
 impl TmuxPool {
-    /// Types `text` on a warm witness for `typist` (started on first use; a witness whose shell
-    /// died or timed out is dropped).
+    /// Types `text` on a warm witness for `typist` (started on first use; a witness that saw
+    /// anything but a clean reading is dropped, see [`TmuxWitness::reusable`]).
     pub fn type_text(&self, typist: &Typist, text: &str) -> Result<Typed, WitnessError> {
         let w = {
             let mut idle = self.idle.lock().unwrap();
@@ -529,10 +1026,16 @@ impl TmuxPool {
             _ => TmuxWitness::start(typist)?,
         };
         let t = w.type_text(text)?;
-        if matches!(t.ending, Ending::Complete | Ending::Early | Ending::Pending) {
+        if w.reusable() {
             self.idle.lock().unwrap().push(w);
         }
         Ok(t)
+    }
+
+    /// Ends every idle witness now.
+    pub fn clear(&self) {
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap());
+        drop(idle);
     }
 }
 
