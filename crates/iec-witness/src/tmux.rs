@@ -299,7 +299,12 @@ impl Log {
         }
         let mut out = vec![];
         loop {
-            let mut ends = self.buf.iter().enumerate().filter(|(_, &b)| b == 0).map(|(i, _)| i);
+            let mut ends = self
+                .buf
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b == 0)
+                .map(|(i, _)| i);
             let Some(fifth) = ends.nth(4) else { break };
             let rec: Vec<u8> = self.buf.drain(..=fifth).collect();
             let mut f = rec
@@ -447,7 +452,10 @@ pub fn jail_helper() -> Option<PathBuf> {
         return executable(&p).then_some(p);
     }
     let mut dirs = vec![];
-    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
         if let Some(up) = dir.parent() {
             dirs.push(dir.clone());
             dirs.push(up.to_path_buf());
@@ -498,7 +506,11 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
         eprintln!("usage: iec-jail {HELPER_ARG} OWNER-PID LOG RC PROGRAM [ARG...]");
         return 2;
     }
-    let Some(owner) = args[1].to_str().and_then(|s| s.parse::<i32>().ok()).filter(|&p| p > 1) else {
+    let Some(owner) = args[1]
+        .to_str()
+        .and_then(|s| s.parse::<i32>().ok())
+        .filter(|&p| p > 1)
+    else {
         eprintln!("iec-jail: not a process id: {:?}", args[1]);
         return 2;
     };
@@ -546,7 +558,13 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
     // SAFETY: signal dispositions, terminal modes and process ids of this single-threaded
     // process.
     let (server, pgrp) = unsafe {
-        for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU] {
+        for s in [
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGTSTP,
+            libc::SIGTTIN,
+            libc::SIGTTOU,
+        ] {
             libc::signal(s, libc::SIG_IGN);
         }
         // The terminal's interrupt, quit and suspend characters reach readline as keys (which the
@@ -701,7 +719,10 @@ impl TmuxWitness {
             tmux,
             nonce,
             typist: typist.clone(),
-            log: Log { file: log, buf: vec![] },
+            log: Log {
+                file: log,
+                buf: vec![],
+            },
             keys: vec![],
             status: None,
             probe: false,
@@ -741,7 +762,12 @@ impl TmuxWitness {
                 Err(WitnessError::Protocol(format!(
                     "the jailed interactive bash in tmux did not start (helper {}){}",
                     helper.display(),
-                    screen.lines().rev().find(|l| !l.trim().is_empty()).map(|l| format!(": {l}")).unwrap_or_default()
+                    screen
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .map(|l| format!(": {l}"))
+                        .unwrap_or_default()
                 )))
             }
         }
@@ -795,7 +821,10 @@ impl TmuxWitness {
                 "error" => return Err(WitnessError::Protocol(format!("terminal witness: {}", r.a))),
                 _ => {
                     self.reusable = false;
-                    return Err(WitnessError::Protocol(format!("terminal witness: unknown record {:?}", r.kind)));
+                    return Err(WitnessError::Protocol(format!(
+                        "terminal witness: unknown record {:?}",
+                        r.kind
+                    )));
                 }
             }
         }
@@ -854,7 +883,9 @@ impl TmuxWitness {
             return Err(WitnessError::Nul(i));
         }
         if !self.reusable {
-            return Err(WitnessError::Protocol("terminal witness used after a text that may have changed it".into()));
+            return Err(WitnessError::Protocol(
+                "terminal witness used after a text that may have changed it".into(),
+            ));
         }
         // Whatever a text does from here on, this shell serves no other text unless it ends
         // cleanly (see below).
@@ -889,7 +920,12 @@ impl TmuxWitness {
             let screen = self.screen();
             return Err(WitnessError::Protocol(format!(
                 "the interactive bash in tmux did not read its first line{}",
-                screen.lines().rev().find(|l| !l.trim().is_empty()).map(|l| format!(": {l}")).unwrap_or_default()
+                screen
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .map(|l| format!(": {l}"))
+                    .unwrap_or_default()
             )));
         }
         let mut calls = vec![];
@@ -967,9 +1003,8 @@ impl TmuxWitness {
     }
 
     fn clear_screen(&self) {
-        let _ = self.client(
-            &["send-keys", "-R", "-t", "w", ";", "clear-history", "-t", "w"].map(str::to_string),
-        );
+        let _ =
+            self.client(&["send-keys", "-R", "-t", "w", ";", "clear-history", "-t", "w"].map(str::to_string));
     }
 
     fn screen(&self) -> String {
