@@ -8,6 +8,10 @@ use iec_witness::global;
 
 fn skip() -> bool {
     if iec_witness::tmux::available() {
+        assert!(
+            iec_witness::tmux::jail_helper().is_some(),
+            "the terminal witness's jail helper is not built: run `cargo build -p iec-witness --bin iec-jail` (cargo test --workspace builds it)"
+        );
         return false;
     }
     if std::env::var_os("IEC_SKIP_TMUX").is_some() {

@@ -63,7 +63,13 @@ fn procs_of(marker: &Path) -> Vec<(u32, String)> {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
             continue;
         };
-        if pid == me {
+        // This process (a test runs in a thread of its own) is not a witness.
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let tgid = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Tgid:"))
+            .map(str::trim);
+        if pid == me || tgid == Some(&*me.to_string()) {
             continue;
         }
         let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
