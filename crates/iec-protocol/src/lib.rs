@@ -354,9 +354,18 @@ pub fn check(
             attribution: Some(WITNESS_LIMIT.into()),
             ..unknown_report(launch, call)
         }),
+        Err(CheckError::Witness(WitnessError::Refused(why))) => Ok(CheckReport {
+            reason: Some(why),
+            attribution: Some(WITNESS_REFUSED.into()),
+            ..unknown_report(launch, call)
+        }),
         r => r,
     }
 }
+
+/// The `attribution` of an `unknown` report whose witness refused to start (see
+/// [`WitnessError::Refused`]): nothing ran, the check cannot tell.
+pub const WITNESS_REFUSED: &str = "witness-refused";
 
 /// The `attribution` of an `unknown` report whose witness hit a limit (see
 /// [`WitnessError::Limit`]): the text may be fine, the check cannot tell.

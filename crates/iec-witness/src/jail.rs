@@ -390,6 +390,9 @@ impl Jail {
             {
                 return err();
             }
+            // A change of user makes the process undumpable, and /proc/self/fd (through which
+            // a shell reads a script handed to it as a descriptor) then belongs to root.
+            libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
         }
         if pidns && libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
             return err();

@@ -48,6 +48,10 @@ pub enum WitnessError {
     /// range of millions of words, not a fault. A check reports it as `unknown`.
     #[error("witness limit: {0}")]
     Limit(String),
+    /// The witness will not run this at all (an argv with which bash would run something before
+    /// the witness could stop it); nothing was started. A check reports it as `unknown`.
+    #[error("witness refused: {0}")]
+    Refused(String),
     /// The text contains a NUL byte, which no shell can receive.
     #[error("text contains a NUL byte at offset {0}; a shell cannot receive it")]
     Nul(usize),

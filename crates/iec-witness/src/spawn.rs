@@ -8,21 +8,113 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::process::{Command, Stdio};
 
-fn run(program: &OsStr, args: &[&OsStr]) -> Result<std::process::Output, WitnessError> {
+/// Runs `program` with `args` in the witness jail (no new process, no write-open, no network:
+/// see [`crate::jail`]) in a fresh empty directory, stdin closed, and collects its output.
+/// `fd3` is handed to the program as descriptor 3 (the `BASH_ENV` witness writes there).
+fn run_jailed(
+    program: &OsStr,
+    args: &[&OsStr],
+    env: &[(&str, &OsStr)],
+    fd3: Option<std::os::fd::OwnedFd>,
+) -> Result<std::process::Output, WitnessError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
     let dir = tempfile::Builder::new().prefix("iec-spawn-").tempdir()?;
-    Command::new(program)
-        .args(args)
-        .env_clear()
-        .env("PATH", "")
-        .env("LANG", "C.UTF-8")
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| WitnessError::Start {
-            program: program.to_string_lossy().into(),
-            source,
-        })
+    let program = resolve(program);
+    let mut cmd = Command::new(&program);
+    cmd.current_dir(dir.path()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    let jail = crate::jail::Jail::new(crate::jail::Kind::Parse, program.as_os_str(), args, env, None)?;
+    let raw3 = fd3.as_ref().map(|f| f.as_raw_fd());
+    match jail {
+        Some(jail) => {
+            if let Some((uid, gid)) = jail.owner() {
+                std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
+                // A shell opens descriptor 3 again through /dev/fd/3, which checks the pipe's
+                // owner.
+                if let Some(f) = &fd3 {
+                    std::os::unix::fs::fchown(f, Some(uid), Some(gid))?;
+                }
+            }
+            // SAFETY: dup2 and the jail's entry make only async-signal-safe syscalls on memory
+            // built before the fork.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if let Some(fd) = raw3 {
+                        give_fd3(fd)?;
+                    }
+                    Err(jail.enter_and_exec())
+                });
+            }
+        }
+        None if crate::server::unjailed_allowed() => {
+            cmd.args(args).env_clear().envs(env.iter().map(|(k, v)| (*k, *v)));
+            // SAFETY: dup2 only.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if let Some(fd) = raw3 {
+                        give_fd3(fd)?;
+                    }
+                    Ok(())
+                });
+            }
+        }
+        None => return Err(crate::server::no_jail()),
+    }
+    let child = cmd.spawn().map_err(|source| WitnessError::Start {
+        program: program.display().to_string(),
+        source,
+    })?;
+    drop(cmd);
+    drop(fd3);
+    let pid = child.id();
+    let out = child.wait_with_output();
+    crate::jail::kill_group(pid);
+    Ok(out?)
 }
+
+/// In the child: `fd` becomes descriptor 3, kept across exec (dup2 onto itself would keep
+/// the close-on-exec flag).
+fn give_fd3(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    // SAFETY: plain descriptor syscalls in the forked child.
+    let r = unsafe {
+        if fd == 3 {
+            libc::fcntl(3, libc::F_SETFD, 0)
+        } else {
+            libc::dup2(fd, 3)
+        }
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// An absolute path for `program` (the jail execs by path, without a search).
+fn resolve(program: &OsStr) -> std::path::PathBuf {
+    let p = std::path::Path::new(program);
+    if p.is_absolute() || p.components().count() > 1 {
+        return p.to_path_buf();
+    }
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .chain(["/usr/bin".into(), "/bin".into()])
+        .map(|d| d.join(p))
+        .find(|c| c.is_file())
+        .unwrap_or_else(|| p.to_path_buf())
+}
+
+fn run(program: &OsStr, args: &[&OsStr]) -> Result<std::process::Output, WitnessError> {
+    run_jailed(
+        program,
+        args,
+        &[("PATH", OsStr::new("")), ("LANG", OsStr::new("C.UTF-8"))],
+        None,
+    )
+}
+
+/// Where a shell reads a script too long for an argument.
+const SCRIPT_FD: &str = "/dev/fd/3";
 
 /// Longest text given to `-n -c` as an argument: execve refuses a single argument of
 /// `MAX_ARG_STRLEN` (131,072 bytes with its NUL) or more with E2BIG. A longer text (a repair
@@ -41,19 +133,26 @@ fn syntax_run(
 ) -> Result<(bool, String), WitnessError> {
     let mut args: Vec<&OsStr> = vec![OsStr::new("-n")];
     args.extend(options);
+    let env = [("PATH", OsStr::new("")), ("LANG", OsStr::new("C.UTF-8"))];
     let (out, file) = if text.len() <= LONGEST_C_ARGUMENT {
         args.extend([OsStr::new("-c"), OsStr::from_bytes(text)]);
-        (run(shell, &args)?, None)
+        (run(shell, &args)?, false)
     } else {
-        let mut f = tempfile::Builder::new().prefix("iec-syntax-").tempfile()?;
-        f.write_all(text)?;
-        f.flush()?;
-        args.push(f.path().as_os_str());
-        (run(shell, &args)?, Some(f))
+        // The script reaches the jailed shell on a pipe as descriptor 3 (it may not read a
+        // file of this process's user).
+        args.push(OsStr::new(SCRIPT_FD));
+        let (reader, mut writer) = std::io::pipe()?;
+        let body = text.to_vec();
+        let feed = std::thread::spawn(move || {
+            let _ = writer.write_all(&body);
+        });
+        let out = run_jailed(shell, &args, &env, Some(reader.into()))?;
+        let _ = feed.join();
+        (out, true)
     };
     let mut message = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
-    if let Some(f) = file {
-        message = message.replace(&format!("{}: ", f.path().display()), c_prefix);
+    if file {
+        message = message.replace(&format!("{SCRIPT_FD}: "), c_prefix);
     }
     Ok((out.status.success(), message))
 }
@@ -128,42 +227,114 @@ pub fn dash_n(text: &[u8]) -> Result<Result<(), String>, WitnessError> {
     syntax_check(OsStr::new(dash), &[], text, &format!("{dash}: "))
 }
 
-/// The `BASH_ENV` witness: runs the real `bash` with `argv` (argv[0] is ignored, bash is
-/// started by path) and a `BASH_ENV` file that records `$BASH_EXECUTION_STRING` and exits
-/// before the `-c` text runs. Returns the text bash received.
+/// Why bash, started with `args` (what follows argv\[0\]), would run something before or
+/// instead of the `BASH_ENV` file: `None` when it reads `BASH_ENV` first and nothing else. bash
+/// reads `BASH_ENV` only when it is not interactive, not a login shell, not in POSIX mode and
+/// not privileged; a login shell reads `/etc/profile` and `~/.profile` first. Options may
+/// follow `-c` (`bash -c -l TEXT` is a login shell), so every option word is read, up to the
+/// first operand or `--`. Only options known not to change what runs first are accepted.
+pub fn bash_env_skipped(argv0: &[u8], args: &[Vec<u8>]) -> Option<String> {
+    let name = argv0.rsplit(|&b| b == b'/').next().unwrap_or(argv0);
+    if name.starts_with(b"-") {
+        return Some("argv[0] starts with `-`: bash is a login shell and reads the profile files first".into());
+    }
+    if name == b"sh" {
+        return Some("argv[0] is `sh`: bash starts in POSIX mode and does not read BASH_ENV".into());
+    }
+    if name != b"bash" {
+        return Some(format!(
+            "argv[0] is `{}`, not bash: the BASH_ENV witness observes bash only",
+            String::from_utf8_lossy(argv0)
+        ));
+    }
+    let mut i = 0;
+    while i < args.len() {
+        let a = String::from_utf8_lossy(&args[i]).into_owned();
+        i += 1;
+        if a == "--" || a == "-" || !(a.starts_with('-') || a.starts_with('+')) {
+            break;
+        }
+        match a.as_str() {
+            "--noprofile" | "--norc" | "--noediting" | "--verbose" => continue,
+            "-o" | "+o" => {
+                let v = args.get(i).map(|v| String::from_utf8_lossy(v).into_owned()).unwrap_or_default();
+                i += 1;
+                if matches!(v.as_str(), "posix" | "privileged") || v.is_empty() {
+                    return Some(format!("`{a} {v}`: bash would skip BASH_ENV"));
+                }
+                continue;
+            }
+            "-O" | "+O" => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        if a.starts_with("--") {
+            return Some(format!("`{a}`: an option the spawn witness does not accept (it may make bash read other startup files, or none)"));
+        }
+        for c in a.chars().skip(1) {
+            match c {
+                'c' | 'a' | 'b' | 'e' | 'f' | 'h' | 'k' | 'm' | 't' | 'u' | 'v' | 'x' | 'B' | 'C' | 'H' | 'P' | 'T' | 'E' => {}
+                'l' => return Some(format!("`{a}`: a login shell reads /etc/profile and ~/.profile before BASH_ENV")),
+                'i' => return Some(format!("`{a}`: an interactive shell reads ~/.bashrc, not BASH_ENV")),
+                'p' => return Some(format!("`{a}`: a privileged shell does not read BASH_ENV")),
+                'r' => return Some(format!("`{a}`: a restricted shell; the spawn witness does not accept it")),
+                's' => return Some(format!("`{a}`: commands from standard input; the spawn witness does not accept it")),
+                'n' => return Some(format!("`{a}`: noexec: bash would not run BASH_ENV either")),
+                other => return Some(format!("`{a}`: option `{other}` is not one the spawn witness accepts")),
+            }
+        }
+    }
+    None
+}
+
+/// The `BASH_ENV` witness: runs the real `bash` with `argv` (argv\[0\] is checked, bash is
+/// started by path) and a `BASH_ENV` file that records `$BASH_EXECUTION_STRING` on an
+/// inherited pipe and exits before the `-c` text runs. Returns the text bash received. An argv
+/// with which bash would run anything before `BASH_ENV` (see [`bash_env_skipped`]) is refused
+/// with [`WitnessError::Refused`] before anything starts, and the bash runs in the witness
+/// jail all the same.
 pub fn bash_env_witness(argv: &[Vec<u8>]) -> Result<Vec<u8>, WitnessError> {
-    let dir = tempfile::Builder::new().prefix("iec-bashenv-").tempdir()?;
-    let env_file = dir.path().join("witness.bash");
-    let out_file = dir.path().join("received");
-    let mut f = std::fs::File::create(&env_file)?;
-    writeln!(
-        f,
-        "printf '%s' \"$BASH_EXECUTION_STRING\" >| {}",
-        shell_single_quote(out_file.as_os_str().as_bytes())
-    )?;
-    writeln!(f, "exit 0")?;
-    drop(f);
-    let bash = bash_path();
-    let status = Command::new(&bash)
-        .args(argv.iter().skip(1).map(|a| OsStr::from_bytes(a)))
-        .env_clear()
-        .env("PATH", "")
-        .env("BASH_ENV", &env_file)
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map_err(|source| WitnessError::Start {
-            program: bash.display().to_string(),
-            source,
-        })?;
-    if !status.success() {
-        return Err(WitnessError::Protocol(format!(
-            "BASH_ENV witness exited with {status}"
+    if let Some(why) = bash_env_skipped(argv.first().map(Vec::as_slice).unwrap_or(b"bash"), argv.get(1..).unwrap_or(&[])) {
+        return Err(WitnessError::Refused(format!(
+            "the spawn witness does not start this argv: {why}; nothing was run"
         )));
     }
-    Ok(std::fs::read(&out_file)?)
+    let dir = tempfile::Builder::new().prefix("iec-bashenv-").tempdir()?;
+    let env_file = dir.path().join("witness.bash");
+    let marker = format!("iec-bashenv-{:x}", std::process::id() as u64 ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
+    let mut f = std::fs::File::create(&env_file)?;
+    writeln!(f, "builtin printf '{marker}%s' \"$BASH_EXECUTION_STRING\" >&3")?;
+    writeln!(f, "builtin exit 0")?;
+    drop(f);
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    std::fs::set_permissions(&env_file, std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    let (mut reader, writer) = std::io::pipe()?;
+    let bash = bash_path();
+    let args: Vec<&OsStr> = argv.iter().skip(1).map(|a| OsStr::from_bytes(a)).collect();
+    let collect = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut got).map(|_| got)
+    });
+    let out = run_jailed(
+        bash.as_os_str(),
+        &args,
+        &[("PATH", OsStr::new("")), ("BASH_ENV", env_file.as_os_str())],
+        Some(writer.into()),
+    )?;
+    let got = collect
+        .join()
+        .map_err(|_| WitnessError::Protocol("BASH_ENV witness reader failed".into()))??;
+    if !out.status.success() {
+        return Err(WitnessError::Protocol(format!(
+            "BASH_ENV witness exited with {}",
+            out.status
+        )));
+    }
+    got.strip_prefix(marker.as_bytes())
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| WitnessError::Protocol("the BASH_ENV witness wrote no record: bash did not read BASH_ENV".into()))
 }
 
 /// `'…'` quoting with `'\''` for embedded quotes.
@@ -209,5 +380,39 @@ mod tests {
             assert_eq!(bash_n(t.as_bytes(), false).unwrap(), Ok(()), "{n}");
             assert_eq!(dash_n(t.as_bytes()).unwrap(), Ok(()), "{n}");
         }
+    }
+
+    /// Issue 16: `--witness spawn` ran the text when the argv kept bash from reading BASH_ENV
+    /// (`bash --posix -c …` created its file), and ran the profile files for `-lc`.
+    #[test]
+    fn spawn_witness_refuses_argvs_that_skip_bash_env() {
+        let v = |a: &[&str]| a.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>();
+        for (argv0, args) in [
+            ("bash", v(&["--posix", "-c", "x"])),
+            ("bash", v(&["-lc", "x"])),
+            ("bash", v(&["-c", "-l", "x"])),
+            ("bash", v(&["-o", "posix", "-c", "x"])),
+            ("bash", v(&["-p", "-c", "x"])),
+            ("bash", v(&["-ic", "x"])),
+            ("bash", v(&["--login", "-c", "x"])),
+            ("sh", v(&["-c", "x"])),
+            ("-bash", v(&["-c", "x"])),
+            ("python3", v(&["-c", "x"])),
+        ]
+        {
+            assert!(bash_env_skipped(argv0.as_bytes(), &args).is_some(), "{argv0} {args:?}");
+            match bash_env_witness(&[vec![argv0.as_bytes().to_vec()], args.clone()].concat()) {
+                Err(WitnessError::Refused(why)) => assert!(why.contains("nothing was run"), "{why}"),
+                other => panic!("{argv0} {args:?}: {other:?}"),
+            }
+        }
+        for (argv0, args) in [
+            ("/bin/bash", v(&["-c", "echo 'a b'"])),
+            ("bash", v(&["--norc", "-e", "-o", "pipefail", "-O", "extglob", "-c", "x", "-l"])),
+        ] {
+            assert_eq!(bash_env_skipped(argv0.as_bytes(), &args), None, "{argv0} {args:?}");
+        }
+        let argv = v(&["/bin/bash", "-c", "printf '%s' 'a != b'\n/usr/bin/touch /nonexistent"]);
+        assert_eq!(bash_env_witness(&argv).unwrap(), argv[2]);
     }
 }
