@@ -685,6 +685,17 @@ impl TmuxWitness {
             .write(true)
             .open(&log_path)?;
         let tmux = tmux_path();
+        // The pane's environment has no PATH: name bash by its path.
+        let mut bash = crate::bash_path();
+        if !bash.is_absolute() {
+            if let Some(p) = std::env::var_os("PATH").and_then(|p| {
+                std::env::split_paths(&p)
+                    .map(|d| d.join(&bash))
+                    .find(|p| p.is_absolute() && executable(p))
+            }) {
+                bash = p;
+            }
+        }
         let mut cmd = Command::new(&tmux);
         cmd.arg("-S")
             .arg(dir.path().join("sock"))
@@ -696,7 +707,7 @@ impl TmuxWitness {
             .arg(std::process::id().to_string())
             .arg(&log_path)
             .arg(&rc_path)
-            .arg(crate::bash_path())
+            .arg(&bash)
             .args(["--noprofile", "--rcfile", "/dev/fd/8", "-i"])
             .env_clear()
             .env("HOME", dir.path().join("home"))
@@ -1043,26 +1054,37 @@ impl Drop for TmuxWitness {
 /// Warm tmux witnesses, one list per typist.
 #[derive(Default)]
 pub struct TmuxPool {
-    idle: Mutex<Vec<TmuxWitness>>,
+    idle: Mutex<Vec<(TmuxWitness, Instant)>>,
 }
+
+/// A witness idle longer than this is not used again: its shell logs out after 20 idle seconds
+/// (`TMOUT`), which must not happen while a text is typed.
+const MAX_IDLE: Duration = Duration::from_secs(15);
 
 impl TmuxPool {
     /// Types `text` on a warm witness for `typist` (started on first use; a witness that saw
     /// anything but a clean reading is dropped, see [`TmuxWitness::reusable`]).
     pub fn type_text(&self, typist: &Typist, text: &str) -> Result<Typed, WitnessError> {
-        let w = {
+        let (w, stale) = {
             let mut idle = self.idle.lock().unwrap();
-            let i = idle.iter().position(|w| &w.typist == typist);
-            i.map(|i| idle.swap_remove(i))
+            let stale: Vec<_> = {
+                let (old, keep) = std::mem::take(&mut *idle)
+                    .into_iter()
+                    .partition(|(_, t)| t.elapsed() > MAX_IDLE);
+                *idle = keep;
+                old
+            };
+            let i = idle.iter().position(|(w, _)| &w.typist == typist);
+            (i.map(|i| idle.swap_remove(i).0), stale)
         };
+        drop(stale);
         let mut w = match w {
-            // An idle shell may have logged out (TMOUT); then start a new one.
             Some(w) if w.alive() => w,
             _ => TmuxWitness::start(typist)?,
         };
         let t = w.type_text(text)?;
         if w.reusable() {
-            self.idle.lock().unwrap().push(w);
+            self.idle.lock().unwrap().push((w, Instant::now()));
         }
         Ok(t)
     }

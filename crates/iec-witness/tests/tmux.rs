@@ -523,3 +523,41 @@ fn owner_child() {
     std::mem::forget(ws);
     std::process::exit(0);
 }
+
+/// Texts that close the wrapping function on their own line (callers keep them from the witness
+/// with `bash -n`, see `gate`; here they are typed anyway): the DEBUG trap skips every command,
+/// the witness says so and is not used again.
+#[test]
+fn break_outs_past_the_gate_are_stopped() {
+    let Some((_g, marker)) = setup() else { return };
+    let canaries = canary_dir();
+    let d = canaries.path().display().to_string();
+    let texts = [
+        (
+            format!("true; }} ; /usr/bin/touch {d}/a ; x=$(/usr/bin/touch {d}/b); __iec_r() {{ :"),
+            Ending::Stopped,
+        ),
+        (
+            "true; } ; trap - DEBUG; echo $((TMOUT=0)) ; __iec_r() { :".to_string(),
+            Ending::Stopped,
+        ),
+        // The recorder's own `builtin` replaced: nothing answers, and nothing ran.
+        (
+            format!("true; }}; builtin() {{ /usr/bin/touch {d}/c; }}; __iec_r() {{ :"),
+            Ending::Timeout,
+        ),
+    ];
+    for (text, ending) in texts {
+        let mut w = TmuxWitness::start(&typist(true)).unwrap();
+        let t = w.type_text(&text).unwrap();
+        assert_eq!(t.ending, ending, "{text:?}: {t:?}");
+        assert!(!w.reusable());
+        assert!(
+            left(canaries.path()).is_empty(),
+            "{text:?} ran: {:?}",
+            left(canaries.path())
+        );
+        drop(w);
+        assert!(settle(marker, 0, Duration::from_secs(3)).is_empty());
+    }
+}
