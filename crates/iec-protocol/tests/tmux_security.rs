@@ -111,7 +111,7 @@ fn reported_attacks_run_nothing_and_never_correspond() {
         format!("echo hi # $(/usr/bin/touch {d}/e)\x1b\x05"),
         format!("$(/usr/bin/touch {d}/f)\x18\x05"),
         format!("$(/usr/bin/touch {d}/g)\x0f"),
-        format!("{{ echo a\n# x\x03\n}}"),
+        "{ echo a\n# x\x03\n}".to_string(),
     ];
     for id in ["tmux-send-keys", "openhands-tmux"] {
         for text in &texts {
