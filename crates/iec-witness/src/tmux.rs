@@ -68,7 +68,7 @@ __iec_hist_NONCE() {
   __iec_h=$h
 }
 __iec_rec_NONCE() {
-  builtin local __iec_h= st=complete d=
+  builtin local __iec_h= st=complete d= f=
   __iec_hist_NONCE
   builtin history -c
   if [[ -z $__iec_h ]]; then
@@ -76,7 +76,11 @@ __iec_rec_NONCE() {
     __iec_trip_NONCE=0
     return
   fi
-  d=$(builtin declare -f __iec_r)
+  # The definition read, then (after the last `\1`) the functions there would be without it:
+  # in one subshell.
+  d=$(builtin declare -f __iec_r; builtin unset -f __iec_r; builtin printf '\1'; builtin declare -F)
+  f=${d##*$'\1'}
+  d=${d%$'\1'*}
   if [[ $__iec_h != *$'\n'"} # END_NONCE" || -z $d ]]; then
     st=early
     if [[ $__iec_h != *"} # END_NONCE"* ]]; then
@@ -86,6 +90,9 @@ __iec_rec_NONCE() {
     fi
   fi
   builtin unset -f __iec_r
+  # A text that ended the definition and defined functions of its own (definitions are not
+  # commands: the DEBUG trap does not see them) leaves a shell that is not used again (`!`).
+  [[ $f == "$__iec_fns_NONCE" ]] || st+=!
   builtin printf 'status\0%s\0%s\0%s\0%s\0' "$st" "$__iec_h" "$d" "$__iec_trip_NONCE" >&9
   __iec_trip_NONCE=0
 }
@@ -178,7 +185,8 @@ builtin bind -x '"\C-z": __iec_key_NONCE tty-suspend'
 builtin unset __iec_deny __iec_re __iec_bad __iec_pass __iec_km __iec_lines __iec_l __iec_f __iec_s
 PROMPT_COMMAND=__iec_rec_NONCE
 builtin readonly -f __iec_hist_NONCE __iec_rec_NONCE __iec_drain_NONCE __iec_ps2_NONCE __iec_probe_NONCE __iec_key_NONCE
-builtin readonly TMOUT PS1 PS2 PROMPT_COMMAND PATH HISTCONTROL HISTIGNORE HISTFILE HISTSIZE HISTTIMEFORMAT
+__iec_fns_NONCE=$(builtin declare -F)
+builtin readonly TMOUT PS1 PS2 PROMPT_COMMAND PATH HISTCONTROL HISTIGNORE HISTFILE HISTSIZE HISTTIMEFORMAT __iec_fns_NONCE
 trap '[[ ${FUNCNAME[0]-} == __iec_*_NONCE || $BASH_COMMAND == __iec_rec_NONCE || $BASH_COMMAND == __iec_probe_NONCE || $BASH_COMMAND == __iec_drain_NONCE || $BASH_COMMAND == __iec_ps2_NONCE || ( $BASH_COMMAND == "__iec_key_NONCE "* && $BASH_COMMAND != *[!a-z0-9_\ -]* ) ]] || (( ++__iec_trip_NONCE, 0 ))' DEBUG
 "#;
 
@@ -334,6 +342,8 @@ pub struct TmuxWitness {
     /// The last status record seen.
     status: Option<Record>,
     probe: bool,
+    /// The end line arrived after the shell ended the definition early (Enter is its own again).
+    drained: bool,
     /// pidfds (or plain pids, `-1` fds) of the tmux server and of the pane's first process.
     server: Proc,
     pane: Proc,
@@ -737,6 +747,7 @@ impl TmuxWitness {
             keys: vec![],
             status: None,
             probe: false,
+            drained: false,
             server: Proc { pid: -1, fd: -1 },
             pane: Proc { pid: -1, fd: -1 },
             reusable: true,
@@ -825,6 +836,9 @@ impl TmuxWitness {
                 // The first one counts: after `drain` (the end of the function came early) comes
                 // `drained` (the end line arrived), which has no history.
                 "status" => {
+                    if r.a == "drained" {
+                        self.drained = true;
+                    }
                     if self.status.is_none() {
                         self.status = Some(r);
                     }
@@ -883,6 +897,18 @@ impl TmuxWitness {
         }
     }
 
+    /// Waits briefly for the end line to reach the drain (Enter accepts lines again).
+    fn wait_drained(&mut self) -> bool {
+        let t0 = Instant::now();
+        while !self.drained && t0.elapsed() < Duration::from_secs(1) {
+            if self.pump().is_err() {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        self.drained
+    }
+
     /// True when the witness may type another text: nothing of this one could carry over.
     pub fn reusable(&self) -> bool {
         self.reusable
@@ -905,6 +931,7 @@ impl TmuxWitness {
         self.keys.clear();
         self.status = None;
         self.probe = false;
+        self.drained = false;
         let s = |x: &str| x.to_string();
         let first: Vec<String> = [
             "send-keys",
@@ -971,11 +998,11 @@ impl TmuxWitness {
         };
         let canonical = def
             .strip_prefix("__iec_r () \n{ \n")
-            .and_then(|d| d.strip_suffix("\n}"))
+            .and_then(|d| d.strip_suffix("\n}\n"))
             .map(str::to_string);
         let mut ending = match status.as_ref().map(|r| r.a.as_str()) {
-            Some("complete") => Ending::Complete,
-            Some("early") | Some("drain") | Some("drained") => Ending::Early,
+            Some(a) if a.starts_with("complete") => Ending::Complete,
+            Some(a) if a.starts_with("early") || a.starts_with("drain") => Ending::Early,
             // The shell still reads the command: it is not used again (nothing may abort the
             // command but a signal, which the jail keeps from readline).
             Some("pending") => Ending::Pending,
@@ -996,9 +1023,16 @@ impl TmuxWitness {
         }
         let read = read.strip_prefix('\n').unwrap_or(&read).to_string();
         let refused_keys = std::mem::take(&mut self.keys);
-        // A shell that read the text as one function body, ran nothing and used no refused key
-        // is as it was; any other is retired.
-        self.reusable = ending == Ending::Complete && refused_keys.is_empty() && self.alive();
+        // A shell that read the text as one function body, or ended the definition early on a
+        // syntax error without defining anything, ran nothing and used no refused key is as it
+        // was; any other is retired.
+        let unchanged = status.as_ref().is_some_and(|r| !r.a.ends_with('!'));
+        let clean_early = ending == Ending::Early
+            && (status.as_ref().is_some_and(|r| r.a != "drain") || self.wait_drained());
+        self.reusable = (ending == Ending::Complete || clean_early)
+            && unchanged
+            && refused_keys.is_empty()
+            && self.alive();
         if self.reusable {
             // The pane is cleared for the next typing (the screen is only evidence).
             self.clear_screen();

@@ -438,11 +438,32 @@ fn clean_readings_and_reuse() {
     assert_eq!(t.ending, Ending::Pending);
     assert!(!w.reusable());
     drop(w);
+    // A syntax error ends the definition early; nothing was defined or run, the lines after it
+    // were swallowed, and the shell reads the next text as before.
     let mut w = TmuxWitness::start(&typist(true)).unwrap();
-    let t = w.type_text("echo (").unwrap();
-    assert_eq!(t.ending, Ending::Early);
-    assert!(t.screen.contains("syntax error"), "{}", t.screen);
-    assert!(!w.reusable());
+    for text in ["echo (", "echo (
+echo x
+}", "fi"] {
+        let t = w.type_text(text).unwrap();
+        assert_eq!(t.ending, Ending::Early, "{text:?}");
+        assert!(t.screen.contains("syntax error"), "{}", t.screen);
+        assert!(w.reusable(), "{text:?}");
+        let t = w.type_text("echo ok").unwrap();
+        assert_eq!((t.ending, t.read.as_str()), (Ending::Complete, "echo ok"));
+        assert_eq!(procs_of(marker).len(), 4, "{:?}", procs_of(marker));
+    }
+    // A text that ends the definition and defines functions of its own (no command runs, the
+    // DEBUG trap sees nothing) retires the shell, however it ended.
+    for text in [
+        "true; }; g() { :; }; __iec_r() { :",
+        "true; }; g() { :; }
+(",
+    ] {
+        let t = w.type_text(text).unwrap();
+        assert!(matches!(t.ending, Ending::Complete | Ending::Early), "{text:?}: {t:?}");
+        assert!(!w.reusable(), "{text:?}: {t:?}");
+        w = TmuxWitness::start(&typist(true)).unwrap();
+    }
     drop(w);
     assert!(settle(marker, 0, Duration::from_secs(3)).is_empty());
 }
