@@ -180,11 +180,12 @@ fn burst_child() {
     for i in 0..25 {
         for id in ["tmux-send-keys", "openhands-tmux"] {
             let l = cat.get(id).unwrap();
-            // Every fifth one is retired after use (a refused key), the rest are reused.
-            let text = if i % 5 == 0 {
-                format!("echo {i}\x1b\x05")
-            } else {
-                format!("echo \"{i}\"")
+            // Every fifth text ends the definition early (history expansion on tmux-send-keys),
+            // every fifth has a refused key, the rest read cleanly.
+            let text = match i % 5 {
+                0 => format!("echo \"a!{i}b\""),
+                1 => format!("echo {i}\x1b\x05"),
+                _ => format!("echo \"{i}\""),
             };
             let opts = Options {
                 full_witness: true,

@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 /// The rc file of the witness bash. `NONCE`, `HISTEXPAND` are replaced before it is written.
 /// It runs in the jail: it writes only to fd 9 (records of five NUL-terminated fields: kind and
 /// four values), never opens a file for writing (`>/dev/null` would fail), never signals.
-const RC: &str = r#"exec 8<&-
+const RC: &str = r#"exec 8<&- 2>&1
 set +o posix
 shopt -s extdebug lithist cmdhist
 set -o functrace
@@ -134,9 +134,9 @@ __iec_key_NONCE() {
 #    yank-nth-arg, vi-yank-arg;
 #  - re-read-init-file (an inputrc could bind keys again) and vi-editing-mode (the vi keymaps,
 #    where other keys run these functions).
-# Each key sequence bound to one of them, in the emacs and vi keymaps, is rebound to a recorder
-# that leaves the line alone; then the keymaps are listed again and any that is still bound ends
-# the shell with an error record. `bind -x` commands of others are removed.
+# Each key sequence bound to one of them in the emacs keymap is rebound to a recorder that
+# leaves the line alone; then the keymap is listed again and any that is still bound (or any
+# `bind -x` command not the witness's) ends the shell with an error record.
 declare -A __iec_deny=()
 for __iec_f in $(builtin bind -l); do
   case $__iec_f in
@@ -149,27 +149,52 @@ for __iec_f in $(builtin bind -l); do
   esac
   __iec_deny[$__iec_f]=1
 done
-__iec_re='^"(.*)": ([a-z0-9-]+)$'
 __iec_bad=
+# Only the emacs keymap (with its ESC and C-x prefixes) is scrubbed: the vi keymaps are reached
+# only through vi-editing-mode (refused here) or `set -o vi` (a command, which the DEBUG trap
+# skips), and scrubbing them too would triple the cost of this loop, most of a witness's start.
+# (Lines are split on newlines without globbing and names cut by parameter expansion, in one
+# subshell: a regular expression or a subshell per line costs more than tmux's own start.)
+__iec_lines() {
+  local IFS=$'\n'
+  set -f
+  __iec_lines=($(for __iec_km in emacs-standard; do
+    builtin printf '%s\n' "keymap $__iec_km"
+    builtin bind -m "$__iec_km" -p
+    builtin bind -m "$__iec_km" -X
+  done))
+  set +f
+}
 for __iec_pass in bind check; do
-  for __iec_km in emacs-standard vi-insert vi-command; do
-    if [[ $__iec_pass == bind ]]; then
-      builtin mapfile -t __iec_lines < <(builtin bind -m "$__iec_km" -X)
-      for __iec_l in "${__iec_lines[@]}"; do
-        [[ $__iec_l =~ ^\"(.*)\":\  ]] && builtin bind -m "$__iec_km" -r "${BASH_REMATCH[1]}"
-      done
+  __iec_lines
+  for __iec_l in "${__iec_lines[@]}"; do
+    if [[ $__iec_l == "keymap "* ]]; then
+      __iec_km=${__iec_l#keymap }
+      continue
     fi
-    builtin mapfile -t __iec_lines < <(builtin bind -m "$__iec_km" -p)
-    for __iec_l in "${__iec_lines[@]}"; do
-      [[ $__iec_l =~ $__iec_re && -n ${__iec_deny[${BASH_REMATCH[2]}]-} ]] || continue
+    [[ $__iec_l == \"* ]] || continue
+    if [[ $__iec_l == *\":\ \"* ]]; then
+      # A `bind -x` command: none but the witness's own may stay.
+      [[ $__iec_l == *\":\ \"__iec_*_NONCE\ * && $__iec_pass == check ]] && continue
+      __iec_s=${__iec_l%%\":\ \"*}
+      __iec_s=${__iec_s#\"}
       if [[ $__iec_pass == bind ]]; then
-        # `\000` last is the prefix's "any other key" slot, which a binding of the prefix sets.
-        __iec_s=${BASH_REMATCH[1]%\\000}
-        builtin bind -m "$__iec_km" -x "\"$__iec_s\": __iec_key_NONCE ${BASH_REMATCH[2]}"
+        builtin bind -m "$__iec_km" -r "$__iec_s"
       else
-        __iec_bad+=" $__iec_km:${BASH_REMATCH[1]}:${BASH_REMATCH[2]}"
+        __iec_bad+=" $__iec_km:$__iec_s:bind-x"
       fi
-    done
+      continue
+    fi
+    __iec_f=${__iec_l##*\": }
+    [[ -n ${__iec_deny[$__iec_f]-} ]] || continue
+    __iec_s=${__iec_l%\": *}
+    __iec_s=${__iec_s#\"}
+    if [[ $__iec_pass == bind ]]; then
+      # `\000` last is the prefix's "any other key" slot, which a binding of the prefix sets.
+      builtin bind -m "$__iec_km" -x "\"${__iec_s%\\000}\": __iec_key_NONCE $__iec_f"
+    else
+      __iec_bad+=" $__iec_km:$__iec_s:$__iec_f"
+    fi
   done
 done
 if [[ -n $__iec_bad ]]; then
@@ -182,7 +207,8 @@ builtin bind -x '"\e[9999~": __iec_probe_NONCE'
 builtin bind -x '"\C-c": __iec_key_NONCE tty-interrupt'
 builtin bind -x '"\C-\\": __iec_key_NONCE tty-quit'
 builtin bind -x '"\C-z": __iec_key_NONCE tty-suspend'
-builtin unset __iec_deny __iec_re __iec_bad __iec_pass __iec_km __iec_lines __iec_l __iec_f __iec_s
+builtin unset __iec_deny __iec_bad __iec_pass __iec_km __iec_lines __iec_l __iec_f __iec_s
+builtin unset -f __iec_lines
 PROMPT_COMMAND=__iec_rec_NONCE
 builtin readonly -f __iec_hist_NONCE __iec_rec_NONCE __iec_drain_NONCE __iec_ps2_NONCE __iec_probe_NONCE __iec_key_NONCE
 __iec_fns_NONCE=$(builtin declare -F)
@@ -552,6 +578,12 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
     if let Err(e) = open(&args[3], libc::O_RDONLY, 8) {
         return fail("cannot open the rc file", &e);
     }
+    // bash's startup note that it runs without job control (the jail refuses it) is no evidence
+    // about any text: its standard error goes nowhere until the rc file points it at the
+    // terminal again (`exec 2>&1`; the rc reports its own failures through fd 9).
+    if let Err(e) = open(OsStr::new("/dev/null"), libc::O_WRONLY, 2) {
+        return fail("cannot open /dev/null", &e);
+    }
     let mut program = PathBuf::from(&args[4]);
     if !args[4].as_bytes().contains(&b'/') {
         // The jail's exec does not search PATH.
@@ -709,7 +741,10 @@ impl TmuxWitness {
         let mut cmd = Command::new(&tmux);
         cmd.arg("-S")
             .arg(dir.path().join("sock"))
+            // `-P -F`: the server's and the pane's first process's ids, to end them whatever
+            // happens later.
             .args(["-f", "/dev/null", "new-session", "-d", "-s", "w"])
+            .args(["-P", "-F", "#{pid} #{pane_pid}"])
             .args(["-x", &typist.width.to_string(), "-y", &typist.height.to_string()])
             .arg("--")
             .arg(&helper)
@@ -752,15 +787,7 @@ impl TmuxWitness {
             pane: Proc { pid: -1, fd: -1 },
             reusable: true,
         };
-        // The server and the pane's process, to end them whatever happens later.
-        let pids = Command::new(&w.tmux)
-            .arg("-S")
-            .arg(w.socket())
-            .args(["display-message", "-p", "-t", "w", "#{pid} #{pane_pid}"])
-            .env_clear()
-            .stdin(Stdio::null())
-            .output();
-        if let Ok(o) = pids {
+        {
             let s = String::from_utf8_lossy(&o.stdout);
             let mut it = s.split_whitespace().map(|x| x.parse::<i32>().unwrap_or(-1));
             if let (Some(a), Some(b)) = (it.next(), it.next()) {
@@ -773,12 +800,7 @@ impl TmuxWitness {
             }
         }
         match w.wait_status(Duration::from_secs(5))? {
-            Some(_) => {
-                // bash's note that it runs without job control (the jail refuses it) is not
-                // evidence about any text.
-                w.clear_screen();
-                Ok(w)
-            }
+            Some(_) => Ok(w),
             None => {
                 let screen = w.screen();
                 Err(WitnessError::Protocol(format!(
@@ -1024,15 +1046,13 @@ impl TmuxWitness {
         let read = read.strip_prefix('\n').unwrap_or(&read).to_string();
         let refused_keys = std::mem::take(&mut self.keys);
         // A shell that read the text as one function body, or ended the definition early on a
-        // syntax error without defining anything, ran nothing and used no refused key is as it
-        // was; any other is retired.
+        // syntax error, and defined nothing is as it was (nothing ran: a trip of the DEBUG trap
+        // makes the ending `Stopped`; a refused key only recorded its name); any other is
+        // retired.
         let unchanged = status.as_ref().is_some_and(|r| !r.a.ends_with('!'));
         let clean_early = ending == Ending::Early
             && (status.as_ref().is_some_and(|r| r.a != "drain") || self.wait_drained());
-        self.reusable = (ending == Ending::Complete || clean_early)
-            && unchanged
-            && refused_keys.is_empty()
-            && self.alive();
+        self.reusable = (ending == Ending::Complete || clean_early) && unchanged && self.alive();
         if self.reusable {
             // The pane is cleared for the next typing (the screen is only evidence).
             self.clear_screen();
