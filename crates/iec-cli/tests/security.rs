@@ -4,8 +4,9 @@
 //! that must see no connection, a `PWNED` marker that must not reach any output, and no witness
 //! process left once `iec` has exited.
 //!
-//! The tests of this file run one at a time (a lock), so that "no witness process is left"
-//! speaks of this test's `iec` alone.
+//! The tests of this file run one at a time (a lock), so that "no process is left" speaks of
+//! this test's `iec` alone; the test process adopts what its children leave, so processes of
+//! anything else running on the machine do not count.
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -79,9 +80,19 @@ impl Traps {
     }
 }
 
-/// Live processes (not zombies) of the private user ids witnesses drop to as root.
-fn witness_processes() -> Vec<String> {
-    let mut found = vec![];
+/// Makes this test process the reaper of every process its `iec` children leave behind: an
+/// orphaned witness is then re-parented here rather than to init, and can be told apart from
+/// processes of anything else running on the machine.
+fn adopt_orphans() {
+    // SAFETY: prctl with an integer argument.
+    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(r, 0, "PR_SET_CHILD_SUBREAPER: {}", std::io::Error::last_os_error());
+}
+
+/// Live processes (not zombies) descended from this test process: what the `iec` it ran left.
+fn processes_left() -> Vec<String> {
+    let me = std::process::id().to_string();
+    let mut procs = vec![];
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
             continue;
@@ -93,31 +104,41 @@ fn witness_processes() -> Vec<String> {
                 .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
                 .unwrap_or_default()
         };
-        let uid: u64 = field("Uid:").parse().unwrap_or(0);
-        if uid >= 3_000_000_000 && field("State:") != "Z" {
-            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let cmd: String = String::from_utf8_lossy(&cmd).chars().take(80).collect();
-            found.push(format!("pid {:?} ppid {} uid {uid}: {cmd:?}", e.file_name(), field("PPid:")));
-        }
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cmd: String = String::from_utf8_lossy(&cmd).chars().take(80).collect();
+        let pid = e.file_name().to_string_lossy().into_owned();
+        procs.push((pid, field("PPid:"), field("State:"), field("Uid:"), cmd));
     }
-    found
+    let parent: std::collections::HashMap<String, String> =
+        procs.iter().map(|(p, pp, ..)| (p.clone(), pp.clone())).collect();
+    let descends = |p: &String| {
+        let mut p = p.clone();
+        for _ in 0..64 {
+            match parent.get(&p) {
+                Some(pp) if *pp == me => return true,
+                Some(pp) => p = pp.clone(),
+                None => return false,
+            }
+        }
+        false
+    };
+    procs
+        .iter()
+        .filter(|(p, _, state, ..)| state != "Z" && descends(p))
+        .map(|(p, pp, _, uid, cmd)| format!("pid {p} ppid {pp} uid {uid}: {cmd:?}"))
+        .collect()
 }
 
-/// Once `iec` has exited, no witness it started is alive (checked for up to 5 s: the kernel
-/// ends a PID namespace's processes when its first one ends).
+/// Once `iec` has exited, nothing it started is alive (checked for up to 5 s: the kernel ends
+/// a PID namespace's processes when its first one ends).
 fn assert_no_witness_left(what: &str) {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        println!("SKIPPED leftover-process check for {what}: witnesses keep the user id when not started by root");
-        return;
-    }
     let t0 = Instant::now();
     loop {
-        let left = witness_processes();
+        let left = processes_left();
         if left.is_empty() {
             return;
         }
-        assert!(t0.elapsed() < Duration::from_secs(5), "{what}: witness processes left: {left:?}");
+        assert!(t0.elapsed() < Duration::from_secs(5), "{what}: processes left: {left:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -171,6 +192,7 @@ fn break_out_texts(traps: &Traps) -> Vec<String> {
 #[test]
 fn break_out_texts_run_nothing_on_any_launch() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    adopt_orphans();
     let traps = Traps::new();
     let texts = break_out_texts(&traps);
     let mut rejected = 0;
@@ -202,6 +224,7 @@ fn break_out_texts_run_nothing_on_any_launch() {
 #[test]
 fn reported_payloads_run_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    adopt_orphans();
     let traps = Traps::new();
     let d = traps.dir.path().display().to_string();
 
@@ -289,6 +312,7 @@ fn hook(socket: &Path, stdin: &[u8]) -> (i32, String, String) {
 #[test]
 fn poisoned_daemon_still_repairs() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    adopt_orphans();
     let traps = Traps::new();
     let dir = tempfile::Builder::new().prefix("iec-sec-daemon-").tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();

@@ -2,7 +2,9 @@
 //! against a naive witness that starts a new bash for every hop (a `BASH_ENV` witness for the
 //! process interface, a fresh bash for every parse and expansion), in the same run. Prints p50
 //! and p99 per launch and text size as a Markdown table (copied into BENCHMARKS.md).
-//! IEC_BENCH_ITERS sets the warm sample count (default 2000; the naive one is a tenth).
+//! IEC_BENCH_ITERS sets the warm sample count (default 2000; the naive one is a tenth);
+//! IEC_BENCH_WARM_ONLY=1 times only the warm rows up to 1 KB (the spawn-per-hop columns then
+//! repeat the warm ones), for quick comparisons of two builds.
 
 use iec_launches::Catalog;
 use iec_protocol::{call_for_text, check, gen, Options};
@@ -97,7 +99,16 @@ fn main() {
                 &text,
                 if size > 10_000 { iters / 10 } else { iters },
             );
-            let c = sample(&cold, naive_opts, l, &text, (iters / 10).max(20));
+            // IEC_BENCH_WARM_ONLY=1: warm rows up to 1 KB only (quick A/B runs of two builds).
+            let warm_only = std::env::var_os("IEC_BENCH_WARM_ONLY").is_some_and(|v| v == "1");
+            if warm_only && size > 10_000 {
+                continue;
+            }
+            let c = if warm_only {
+                w.clone()
+            } else {
+                sample(&cold, naive_opts, l, &text, (iters / 10).max(20))
+            };
             println!(
                 "| {id} | {label} ({} B) | {} | {} | {} | {} | {} | {:.0}× |",
                 text.len(),

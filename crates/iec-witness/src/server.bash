@@ -15,8 +15,9 @@
 cd -- "$1" || exit 97
 # `nofork`: the kernel filter forbids this process to start any other (see jail.rs), so parse
 # requests need no guard; `guarded`: every request runs under the DEBUG trap.
-__iec_nofork=0
-[[ $2 == nofork ]] && __iec_nofork=1
+# (Lines between `#<guarded>` and `#</guarded>` are removed from a nofork server's copy of
+# this script, those between `#<nofork>` and `#</nofork>` from a guarded one's: a test of the
+# kind in every request would cost a few microseconds.)
 __iec_rec() { __iec_args=("$@"); }
 # While the trap is set, it lets through only: the server's own commands (they are not in the
 # request file, so BASH_SOURCE is empty for them), the recorder's body, and one command of the
@@ -24,18 +25,28 @@ __iec_rec() { __iec_args=("$@"); }
 # the first `__iec_rec` command, for words without a canonical form). Everything else is
 # skipped (extdebug: a failing DEBUG trap skips its command; functrace: it reaches command and
 # process substitutions) and taints the request. BASH_SOURCE, BASH_SUBSHELL and FUNCNAME ignore
-# assignments; the trap uses only keywords and assignments, so no function can shadow it. A text
-# can set the mode variables only to numbers (arithmetic), which never match; after the one
+# assignments. The trap string tests the common case (a server command) itself and leaves the
+# rest to `__iec_guard`, a read-only function (bash parses a trap string every time it runs it:
+# a short one costs a third of the whole test written out); inside it every array has one more
+# element, its own. No text can redefine or unset it, and one that calls it is skipped by it. A
+# text can set the mode variables only to numbers (arithmetic), which never match; after the one
 # command the mode is `ran`, and the only commands left are the server's own.
 shopt -s extdebug
 set -o functrace
-__iec_trap='if [[ $BASH_SUBSHELL == 0 && ( ${#BASH_SOURCE[@]} == 0 || ${FUNCNAME[0]} == __iec_rec ) ]]; then :
-elif [[ $BASH_SUBSHELL == 0 && ${#FUNCNAME[@]} == 0 && ( ( $__iec_mode == = && $BASH_COMMAND == "$__iec_expect" ) || ( $__iec_mode == "*" && $BASH_COMMAND == "__iec_rec "* ) ) ]]; then __iec_mode=ran
-else __iec_tainted=1; ((0)); fi'
+__iec_guard() {
+  # Called from the trap at the request file's top level, FUNCNAME is (__iec_guard source); in
+  # the recorder's body (__iec_guard __iec_rec source).
+  if [[ $BASH_SUBSHELL == 0 && ${FUNCNAME[1]} == __iec_rec && ${FUNCNAME[2]} == source && ${#FUNCNAME[@]} == 3 ]]; then return 0
+  elif [[ $BASH_SUBSHELL == 0 && ${FUNCNAME[1]} == source && ${#FUNCNAME[@]} == 2 && ( ( $__iec_mode == = && $BASH_COMMAND == "$__iec_expect" ) || ( $__iec_mode == "*" && $BASH_COMMAND == "__iec_rec "* ) ) ]]; then __iec_mode=ran; return 0
+  fi
+  __iec_tainted=1
+  return 1
+}
+__iec_trap='[[ ${#BASH_SOURCE[@]} == 0 && $BASH_SUBSHELL == 0 ]] || __iec_guard'
 __iec_mode=none
 __iec_expect=$'\n'
-readonly -f __iec_rec
-readonly __iec_nofork __iec_trap
+readonly -f __iec_rec __iec_guard
+readonly __iec_trap
 # Variables that change how bash parses or expands, or how this loop reads, are fixed: a word
 # such as $((TMOUT=1)) or $((POSIXLY_CORRECT=1)) would otherwise change every later answer.
 readonly POSIXLY_CORRECT BASH_COMPAT FUNCNEST TMOUT HOME PWD OLDPWD CDPATH GLOBIGNORE EXECIGNORE \
@@ -49,17 +60,19 @@ enable -n kill ulimit umask cd pushd popd history fc hash . suspend logout wait 
   bg fg jobs mapfile readarray alias unalias bind complete compgen compopt caller times exec \
   command builtin type enable
 set -r
-# A guarded server keeps the trap on for good: a function that a request defined in place of a
-# builtin this loop calls (`printf`, `declare`) has its body in the request file, so the trap
-# skips every command of it; the reply then lacks the server's own functions and the caller
-# retires the server.
-# The state every answer is given in; checked after each guarded request (IFS cannot be made
+# The trap is set around every untrusted request and stays on after it unless the request is
+# known clean: the one command printed for the words alone ran (`=` mode; kept in $1, which no
+# expansion can assign) and nothing else did, so no function can have been defined. After any
+# other request a function that the request defined in place of a builtin this loop calls
+# (`printf`, `declare`, `trap`) has its body in the request file, the trap skips every command
+# of it, the reply lacks the server's own functions, and the caller retires the server.
+# The state every answer is given in, checked after every request (IFS cannot be made
 # read-only: the loop's `read` assigns it for itself).
-__iec_state="$-|$BASHOPTS|$SHELLOPTS"
+__iec_state="$BASHOPTS|$SHELLOPTS|$-|$IFS"
 readonly __iec_state
-((__iec_nofork)) || trap "$__iec_trap" DEBUG
+# Only the trap sets it (to 1), and nothing sets it back but the expansion requests.
+__iec_tainted=0
 while IFS= read -r __iec_req; do
-  __iec_tainted=0
   case ${__iec_req:0:1} in
   P | X | V | W | Q | R)
     # P parse and print bash's canonical form; V only say whether it parses; X and W: the same
@@ -67,38 +80,49 @@ while IFS= read -r __iec_req; do
     [[ ${__iec_req:0:1} == [XWR] ]] && shopt -s extglob
     # A pair's forms must come from this request only.
     [[ ${__iec_req:0:1} == [QR] ]] && unset -f __iec_f __iec_g
+    #<guarded>
     __iec_mode=none
+    trap "$__iec_trap" DEBUG
+    #</guarded>
     source req-NONCE
     __iec_rc=$?
+    #<guarded>
+    # A parse request never runs a command: the trap comes off only if none was tried.
+    [[ $__iec_tainted == 0 ]] && trap - DEBUG
+    #</guarded>
     [[ ${__iec_req:0:1} == [XWR] ]] && shopt -u extglob
-    [[ "$-|$BASHOPTS|$SHELLOPTS" == "$__iec_state" && $IFS == $' \t\n' ]] || __iec_tainted=1
-    if [[ $__iec_rc == 0 && $__iec_tainted == 0 ]]; then
+    # Answered only in the state every answer is given in (checked in the same test: each
+    # command costs a few microseconds).
+    if [[ $__iec_rc == 0 && $__iec_tainted == 0 && "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]]; then
       [[ ${__iec_req:0:1} == [PX] ]] && declare -f __iec_f
       # One builtin, one write: the reader wakes once (the texts never name these functions).
       [[ ${__iec_req:0:1} == [QR] ]] && declare -f __iec_f __iec_g
       printf '\0OK\0'
     else
+      [[ "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]] || __iec_tainted=1
       printf '\0ERR:%s\0' "$__iec_tainted"
     fi
     ;;
   E | D)
-    if ((__iec_nofork)); then printf '\0BAD\0'; continue; fi
+    #<nofork>
+    printf '\0BAD\0'
+    continue
+    #</nofork>
     # The command bash printed for these words alone (`=` then the text), or `*`.
     IFS= read -r -d '' __iec_expect < exp-NONCE
-    __iec_mode=${__iec_expect:0:1}
-    __iec_expect=${__iec_expect:1}
+    __iec_mode=${__iec_expect:0:1} __iec_expect=${__iec_expect:1} __iec_tainted=0 __iec_args=()
     # E expands words as bash does; D as close to dash as bash gets (no brace expansion).
     # dash also matches `.` and `..` (`.?` is `..`); bash 5.2 skips them unless told.
     [[ ${__iec_req:0:1} == D ]] && set +B && shopt -u globskipdots
-    __iec_args=()
+    set -- "$__iec_mode"
+    trap "$__iec_trap" DEBUG
     source req-NONCE
     __iec_rc=$?
-    set -B
-    shopt -s globskipdots
+    [[ $1 == = && $__iec_mode == ran && $__iec_tainted == 0 ]] && trap - DEBUG
+    [[ ${__iec_req:0:1} == D ]] && set -B && shopt -s globskipdots
     # The one command ran, nothing else did, and the state is as it was.
-    [[ $__iec_mode == ran && "$-|$BASHOPTS|$SHELLOPTS" == "$__iec_state" && $IFS == $' \t\n' ]] || __iec_tainted=1
-    __iec_mode=none
-    __iec_expect=$'\n'
+    [[ $__iec_mode == ran && "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]] || __iec_tainted=1
+    __iec_mode=none __iec_expect=$'\n'
     printf '\0%s:%s:%s\0' "$__iec_rc" "$__iec_tainted" "${#__iec_args[@]}"
     # A field per word: a word cannot hold NUL, and it may hold any other byte (a separator such
     # as SOH split words that carried it). printf repeats its format once even without

@@ -11,6 +11,28 @@ use std::sync::OnceLock;
 
 const SCRIPT: &str = include_str!("server.bash");
 
+/// The server script for a kind of server: a parse-only one (which cannot fork) without the
+/// lines marked `#<guarded>` … `#</guarded>` (they set and clear the DEBUG trap around parse
+/// requests), an expansion one without those marked `#<nofork>` … `#</nofork>` (the refusal
+/// of expansion requests).
+fn script_for(kind: Kind) -> String {
+    let drop = if kind == Kind::Parse { "guarded" } else { "nofork" };
+    let mut out = String::with_capacity(SCRIPT.len());
+    let mut section: Option<&str> = None;
+    for line in SCRIPT.split_inclusive('\n') {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix("#</").and_then(|r| r.strip_suffix('>')) {
+            debug_assert_eq!(section, Some(name));
+            section = None;
+        } else if let Some(name) = t.strip_prefix("#<").and_then(|r| r.strip_suffix('>')) {
+            section = Some(name);
+        } else if section != Some(drop) {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 /// How the error of a server that exited in the middle of a reply begins (its output follows).
 pub(crate) const ENDED_EARLY: &str = "witness ended early: ";
 
@@ -303,7 +325,7 @@ impl BashServer {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
         let bash = bash_path();
         let nonce = nonce();
-        let script = SCRIPT.replace("NONCE", &nonce);
+        let script = script_for(kind).replace("NONCE", &nonce);
         // The script runs parse requests without the guard: a parse server cannot fork.
         let mode = if kind == Kind::Parse { "nofork" } else { "guarded" };
         let args: [&std::ffi::OsStr; 7] = [
@@ -610,8 +632,16 @@ impl BashServer {
 
     /// As [`BashServer::expand_words`]; with `posix_words` brace expansion is off, as in dash
     /// (bash stands in for dash's word expansion: quotes, parameters, field splitting agree).
+    /// The command the words must make is asked of this server first (the pool asks a parse
+    /// server and passes it to [`BashServer::expand_words_expecting`]).
     pub fn expand_words_as(&mut self, words: &[u8], posix_words: bool) -> Result<Expansion, WitnessError> {
-        self.expand_words_expecting(words, posix_words, None)
+        let mut line = b"__iec_rec ".to_vec();
+        line.extend_from_slice(words);
+        let command = match self.parse_mode(&line, false, true) {
+            Ok(Parse::Ok { canonical }) => Some(canonical),
+            _ => None,
+        };
+        self.expand_words_expecting(words, posix_words, command.as_deref())
     }
 
     /// As [`BashServer::expand_words_as`], where `command` is bash's own printing of
@@ -668,8 +698,9 @@ impl BashServer {
         let listed = String::from_utf8_lossy(&funcs);
         let extra_functions = listed
             .lines()
-            .any(|l| l != "declare -fr __iec_rec" && l != "declare -f __iec_f")
-            || !listed.lines().any(|l| l == "declare -fr __iec_rec");
+            .any(|l| !matches!(l, "declare -fr __iec_rec" | "declare -fr __iec_guard" | "declare -f __iec_f"))
+            || !listed.lines().any(|l| l == "declare -fr __iec_rec")
+            || !listed.lines().any(|l| l == "declare -fr __iec_guard");
         Ok(Expansion {
             args,
             status,

@@ -143,7 +143,7 @@ fn server_runs_without_network_and_in_an_empty_directory() {
     assert!(names[0].starts_with("exp-") && names[1].starts_with("req-"), "{names:?}");
     assert_eq!(
         s.functions().unwrap(),
-        vec!["__iec_f".to_string(), "__iec_rec".to_string()]
+        vec!["__iec_f".to_string(), "__iec_guard".to_string(), "__iec_rec".to_string()]
     );
     if iec_witness::isolated_network() {
         let pid = s.pid();
