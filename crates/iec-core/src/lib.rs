@@ -125,6 +125,84 @@ impl HopKind {
     }
 }
 
+/// A hop of a launch's plan: one handoff of the call, named as `iec check` reports it. The
+/// names and kinds of every hop are here and nowhere else; a launch's plan is
+/// `iec_launches::Launch::plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hop {
+    /// The harness decodes the tool call's JSON and validates the command.
+    ToolInput,
+    /// The harness rewrites the text before quoting it (or joins an argv).
+    HarnessRewrite,
+    /// The harness builds the text it hands on around the command.
+    Wrapper,
+    /// The process interface: execve's argv, or a Windows command line a runtime re-parses.
+    Spawn,
+    /// The shell parses what it received.
+    Shell,
+    /// `eval` parses the words the shell handed it.
+    Eval,
+    /// A second `bash -c` the wrapper starts parses its one argument.
+    InnerShell,
+    /// The program that runs: a snapshot's shell function may stand in for the one named.
+    Program,
+    /// PowerShell builds a native program's command line.
+    Native,
+    /// The text is typed into an interactive shell.
+    Terminal,
+}
+
+impl Hop {
+    /// Every hop, in the order they can occur.
+    pub const ALL: [Hop; 10] = [
+        Hop::ToolInput,
+        Hop::HarnessRewrite,
+        Hop::Wrapper,
+        Hop::Spawn,
+        Hop::Terminal,
+        Hop::Shell,
+        Hop::Eval,
+        Hop::InnerShell,
+        Hop::Program,
+        Hop::Native,
+    ];
+
+    /// The name reports and `iec launches` use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Hop::ToolInput => "tool-input",
+            Hop::HarnessRewrite => "harness-rewrite",
+            Hop::Wrapper => "wrapper",
+            Hop::Spawn => "spawn",
+            Hop::Shell => "shell",
+            Hop::Eval => "eval",
+            Hop::InnerShell => "inner-shell",
+            Hop::Program => "program",
+            Hop::Native => "native",
+            Hop::Terminal => "terminal",
+        }
+    }
+
+    /// Which sort of handoff it is.
+    pub const fn kind(self) -> HopKind {
+        match self {
+            Hop::ToolInput => HopKind::StructuredDecode,
+            Hop::HarnessRewrite | Hop::Wrapper => HopKind::Wrapper,
+            Hop::Spawn => HopKind::ProcessInterface,
+            Hop::Shell | Hop::InnerShell => HopKind::ShellParse,
+            Hop::Eval => HopKind::EvalParse,
+            Hop::Program | Hop::Native => HopKind::ChildArgv,
+            Hop::Terminal => HopKind::TerminalTyping,
+        }
+    }
+
+    /// The hop of a reported name.
+    pub fn from_name(name: &str) -> Option<Hop> {
+        Hop::ALL.into_iter().find(|h| h.name() == name)
+    }
+}
+
 /// How a hop changed the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -8,6 +8,7 @@ Receivers live elsewhere: real ones in `iec-witness`, emulated ones in `iec-wind
 
 pub mod render;
 
+pub use iec_core::Hop;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -268,89 +269,61 @@ impl Launch {
         input.get(self.command_field()).or_else(|| input.get("command"))
     }
 
-    /// The hops of this launch, in order. The names are the ones `iec check` reports.
-    pub fn hops(&self) -> Vec<HopInfo> {
+    /// The launch's hop plan: the hops a call crosses on it, in order. `iec check` reports
+    /// these hops (a check stops at the first that diverges).
+    pub fn plan(&self) -> Vec<Hop> {
+        let mut h = vec![Hop::ToolInput];
         if let Some(w) = &self.windows {
-            return self.windows_hops(w);
-        }
-        if let Some(t) = &self.terminal {
-            let hop = |name, kind| HopInfo { name, kind };
-            let mut h = vec![hop("tool-input", "structured-decode")];
-            if self.rewrite.is_some() {
-                h.push(hop("harness-rewrite", "wrapper"));
+            if self.wrapper.is_some() || w.script_prefix.is_some() || w.script_suffix.is_some() {
+                h.push(Hop::Wrapper);
             }
-            if !t.suffix.is_empty() {
-                h.push(hop("wrapper", "wrapper"));
+            if w.sender.is_some() {
+                h.push(Hop::Spawn);
             }
-            h.push(hop("terminal", "terminal-typing"));
-            h.push(hop("shell", "shell-parse"));
+            h.push(Hop::Shell);
+            if w.receiver == "msys2" && self.wrapper.as_ref().is_some_and(|x| x.eval) {
+                h.push(Hop::Eval);
+            }
+            if w.receiver == "powershell" {
+                h.push(Hop::Native);
+            }
             return h;
         }
-        let mut h = vec![HopInfo {
-            name: "tool-input",
-            kind: "structured-decode",
-        }];
         if self.rewrite.is_some() {
-            h.push(HopInfo {
-                name: "harness-rewrite",
-                kind: "wrapper",
-            });
+            h.push(Hop::HarnessRewrite);
+        }
+        if let Some(t) = &self.terminal {
+            if !t.suffix.is_empty() {
+                h.push(Hop::Wrapper);
+            }
+            h.extend([Hop::Terminal, Hop::Shell]);
+            return h;
         }
         if self.wrapper.is_some() {
-            h.push(HopInfo {
-                name: "wrapper",
-                kind: "wrapper",
-            });
+            h.push(Hop::Wrapper);
         }
-        h.push(HopInfo {
-            name: "spawn",
-            kind: "process-interface",
-        });
-        h.push(HopInfo {
-            name: "shell",
-            kind: "shell-parse",
-        });
+        h.extend([Hop::Spawn, Hop::Shell]);
         if self.wrapper.as_ref().is_some_and(|w| w.eval) {
-            h.push(HopInfo {
-                name: "eval",
-                kind: "eval-parse",
-            });
+            h.push(Hop::Eval);
         }
         if self.wrapper.as_ref().is_some_and(|w| w.inner_shell) {
-            h.push(HopInfo {
-                name: "inner-shell",
-                kind: "shell-parse",
-            });
+            h.push(Hop::InnerShell);
         }
         if self.snapshot.as_ref().is_some_and(|s| !s.shadowed.is_empty()) {
-            h.push(HopInfo {
-                name: "program",
-                kind: "child-argv",
-            });
+            h.push(Hop::Program);
         }
         h
     }
 
-    /// The hops of a Windows launch: the sender → receiver hop is a process interface, the
-    /// receiver's language parse a shell parse (real bash for Git Bash), and PowerShell's native
-    /// argument passing a child-argv hop.
-    fn windows_hops(&self, w: &Windows) -> Vec<HopInfo> {
-        let hop = |name, kind| HopInfo { name, kind };
-        let mut h = vec![hop("tool-input", "structured-decode")];
-        if self.wrapper.is_some() || w.script_prefix.is_some() || w.script_suffix.is_some() {
-            h.push(hop("wrapper", "wrapper"));
-        }
-        if w.sender.is_some() {
-            h.push(hop("spawn", "process-interface"));
-        }
-        h.push(hop("shell", "shell-parse"));
-        if w.receiver == "msys2" && self.wrapper.as_ref().is_some_and(|x| x.eval) {
-            h.push(hop("eval", "eval-parse"));
-        }
-        if w.receiver == "powershell" {
-            h.push(hop("native", "child-argv"));
-        }
-        h
+    /// [`Launch::plan`] as `iec launches` lists it: each hop's name and kind.
+    pub fn hops(&self) -> Vec<HopInfo> {
+        self.plan()
+            .into_iter()
+            .map(|h| HopInfo {
+                name: h.name(),
+                kind: h.kind().as_str(),
+            })
+            .collect()
     }
 
     /// Parses a launch file and checks that the renderings and steps it names exist.

@@ -23,7 +23,7 @@ pub mod powershell {
 }
 
 use iec_core::{
-    byte_diff, exposure, Call, CheckReport, FirstDivergence, HopKind, HopReport, Mechanism, Verdict,
+    byte_diff, exposure, Call, CheckReport, FirstDivergence, Hop, HopReport, Mechanism, Verdict,
     WitnessKind,
 };
 use iec_launches::{render, InputShape, Launch, ShellId};
@@ -111,18 +111,10 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn push(
-        &mut self,
-        name: &str,
-        kind: HopKind,
-        witness: WitnessKind,
-        ok: Option<bool>,
-        receipt: Value,
-        note: Option<String>,
-    ) {
+    fn push(&mut self, hop: Hop, witness: WitnessKind, ok: Option<bool>, receipt: Value, note: Option<String>) {
         self.hops.push(HopReport {
-            name: name.into(),
-            kind,
+            name: hop.name().into(),
+            kind: hop.kind(),
             witness,
             corresponds: ok,
             receipt,
@@ -133,8 +125,7 @@ impl Run<'_> {
     #[allow(clippy::too_many_arguments)]
     fn diverge(
         &mut self,
-        name: &str,
-        kind: HopKind,
+        hop: Hop,
         witness: WitnessKind,
         receipt: Value,
         mechanism: Mechanism,
@@ -143,13 +134,13 @@ impl Run<'_> {
         received: &str,
         detail: String,
     ) {
-        let hop = self.hops.len();
-        self.push(name, kind, witness, Some(false), receipt, Some(detail.clone()));
+        let index = self.hops.len();
+        self.push(hop, witness, Some(false), receipt, Some(detail.clone()));
         if self.fd.is_none() {
             self.fd = Some(FirstDivergence {
-                hop,
-                hop_name: name.into(),
-                kind,
+                hop: index,
+                hop_name: hop.name().into(),
+                kind: hop.kind(),
                 mechanism,
                 silent,
                 intended: intended.into(),
@@ -525,9 +516,7 @@ pub(crate) fn tool_input_hop(run: &mut Run<'_>, receipt: Value, text: &str) -> R
         let mut receipt = receipt;
         receipt["rejected"] = json!(rej.rule);
         receipt["message"] = json!(rej.message);
-        run.diverge(
-            "tool-input",
-            HopKind::StructuredDecode,
+        run.diverge(Hop::ToolInput,
             WitnessKind::Emulated,
             receipt,
             Mechanism::Other,
@@ -541,9 +530,7 @@ pub(crate) fn tool_input_hop(run: &mut Run<'_>, receipt: Value, text: &str) -> R
         );
         return Ok(false);
     }
-    run.push(
-        "tool-input",
-        HopKind::StructuredDecode,
+    run.push(Hop::ToolInput,
         WitnessKind::Real,
         Some(true),
         receipt,
@@ -646,9 +633,7 @@ fn check_text(run: &mut Run<'_>, intended: &str) -> Result<(), CheckError> {
         }
         let receipt = json!({ "text": text, "changes": changes });
         match run.same_bash(intended, &text)? {
-            None => run.push(
-                "harness-rewrite",
-                HopKind::Wrapper,
+            None => run.push(Hop::HarnessRewrite,
                 WitnessKind::Emulated,
                 Some(true),
                 receipt,
@@ -657,9 +642,7 @@ fn check_text(run: &mut Run<'_>, intended: &str) -> Result<(), CheckError> {
             Some(p) => {
                 let silent = p.parses();
                 let m = classify::mechanism(intended, &text);
-                run.diverge(
-                    "harness-rewrite",
-                    HopKind::Wrapper,
+                run.diverge(Hop::HarnessRewrite,
                     WitnessKind::Emulated,
                     receipt,
                     m,
@@ -714,9 +697,7 @@ pub(crate) fn wrapper_hop(
         json!({ "wrapper": wrapper_text, "payload": p.words, "delivers": p.designed, "changes": p.changes });
     match run.same_bash_modulo(text, &p.designed, w.stdin_suffix.as_deref())? {
         None => {
-            run.push(
-                "wrapper",
-                HopKind::Wrapper,
+            run.push(Hop::Wrapper,
                 WitnessKind::Emulated,
                 Some(true),
                 receipt,
@@ -726,9 +707,7 @@ pub(crate) fn wrapper_hop(
         }
         Some(parse) => {
             let m = classify::mechanism(text, &p.designed);
-            run.diverge(
-                "wrapper",
-                HopKind::Wrapper,
+            run.diverge(Hop::Wrapper,
                 WitnessKind::Emulated,
                 receipt,
                 m,
@@ -759,9 +738,7 @@ pub(crate) fn bash_hops(
     let Some(w) = &launch.wrapper else {
         // The text is the whole script.
         match run.same_bash(intended, &shell_text)? {
-            None => run.push(
-                "shell",
-                HopKind::ShellParse,
+            None => run.push(Hop::Shell,
                 WitnessKind::Real,
                 Some(true),
                 json!({ "text": shell_text }),
@@ -769,9 +746,7 @@ pub(crate) fn bash_hops(
             ),
             Some(p) => {
                 let m = classify::mechanism(intended, &shell_text);
-                run.diverge(
-                    "shell",
-                    HopKind::ShellParse,
+                run.diverge(Hop::Shell,
                     WitnessKind::Real,
                     json!({ "text": shell_text }),
                     m,
@@ -788,9 +763,7 @@ pub(crate) fn bash_hops(
     if !w.eval && !w.inner_shell {
         // The text is spliced into the wrapper: bash parses the whole wrapper.
         match run.parse(&shell_text)? {
-            Parse::Ok { canonical } => run.push(
-                "shell",
-                HopKind::ShellParse,
+            Parse::Ok { canonical } => run.push(Hop::Shell,
                 WitnessKind::Real,
                 Some(true),
                 json!({ "text": shell_text, "canonical": canonical }),
@@ -799,9 +772,7 @@ pub(crate) fn bash_hops(
             Parse::Error { message } | Parse::EndOnly { message } => {
                 // A parse bash abandons without a word exits 0: nothing tells the agent.
                 let silent = message == spawn::ABANDONED;
-                run.diverge(
-                    "shell",
-                    HopKind::ShellParse,
+                run.diverge(Hop::Shell,
                     WitnessKind::Real,
                     json!({ "text": shell_text, "error": message }),
                     Mechanism::Other,
@@ -817,20 +788,15 @@ pub(crate) fn bash_hops(
     // The payload words are expanded by the outer shell and handed to eval.
     let e = run.expand(&payload.words, false)?;
     let eval_text = e.args.join(" ");
-    let (hop_name, hop_kind) = if w.inner_shell {
-        ("inner-shell", HopKind::ShellParse)
-    } else {
-        ("eval", HopKind::EvalParse)
-    };
+    let hop = if w.inner_shell { Hop::InnerShell } else { Hop::Eval };
+    let hop_name = hop.name();
     let receipt = json!({ "eval_args": e.args, "status": e.status, "diagnostics": e.diagnostics });
     if e.broke_out {
-        run.diverge("shell", HopKind::ShellParse, WitnessKind::Real, receipt, Mechanism::QuoteConsumption, false, &payload.words, &eval_text, "the rendered payload is not one list of words: its quoting ends early and the rest runs as commands of the outer shell".into());
+        run.diverge(Hop::Shell, WitnessKind::Real, receipt, Mechanism::QuoteConsumption, false, &payload.words, &eval_text, "the rendered payload is not one list of words: its quoting ends early and the rest runs as commands of the outer shell".into());
         return Ok(());
     }
     if e.status != 0 {
-        run.diverge(
-            "shell",
-            HopKind::ShellParse,
+        run.diverge(Hop::Shell,
             WitnessKind::Real,
             receipt,
             Mechanism::Other,
@@ -843,9 +809,7 @@ pub(crate) fn bash_hops(
     }
     if w.inner_shell && e.args.len() != 1 {
         // `bash -c A B…` runs A with B… as $0 and the positional parameters.
-        run.diverge(
-            "shell",
-            HopKind::ShellParse,
+        run.diverge(Hop::Shell,
             WitnessKind::Real,
             receipt,
             Mechanism::ArityChange,
@@ -859,9 +823,7 @@ pub(crate) fn bash_hops(
         );
         return Ok(());
     }
-    run.push(
-        "shell",
-        HopKind::ShellParse,
+    run.push(Hop::Shell,
         WitnessKind::Real,
         Some(true),
         receipt,
@@ -871,11 +833,11 @@ pub(crate) fn bash_hops(
     // Hop: eval parse (or the inner shell's parse).
     let receipt = json!({ "text": eval_text });
     match run.same_bash(&payload.designed, &eval_text)? {
-        None => run.push(hop_name, hop_kind, WitnessKind::Real, Some(true), receipt, None),
+        None => run.push(hop, WitnessKind::Real, Some(true), receipt, None),
         Some(p) => {
             let m = classify::mechanism(&payload.designed, &eval_text);
             let silent = p.parses();
-            run.diverge(hop_name, hop_kind, WitnessKind::Real, receipt, m, silent, &payload.designed, &eval_text, if silent { format!("{hop_name} parses a different command than the one the harness meant to deliver, and it runs without a parse error") } else { format!("{hop_name} fails to parse what it received") });
+            run.diverge(hop, WitnessKind::Real, receipt, m, silent, &payload.designed, &eval_text, if silent { format!("{hop_name} parses a different command than the one the harness meant to deliver, and it runs without a parse error") } else { format!("{hop_name} fails to parse what it received") });
             return Ok(());
         }
     }
@@ -900,9 +862,7 @@ fn program_hop(run: &mut Run<'_>, intended: &str, snap: &iec_launches::Snapshot)
             "`{first}` runs the snapshot's shell function, not the program the call names: {}",
             snap.note.clone().unwrap_or_default()
         );
-        run.diverge(
-            "program",
-            HopKind::ChildArgv,
+        run.diverge(Hop::Program,
             WitnessKind::Emulated,
             receipt,
             Mechanism::Other,
@@ -912,9 +872,7 @@ fn program_hop(run: &mut Run<'_>, intended: &str, snap: &iec_launches::Snapshot)
             detail,
         );
     } else {
-        run.push(
-            "program",
-            HopKind::ChildArgv,
+        run.push(Hop::Program,
             WitnessKind::Emulated,
             Some(true),
             receipt,
@@ -928,7 +886,7 @@ fn program_hop(run: &mut Run<'_>, intended: &str, snap: &iec_launches::Snapshot)
 fn spawn_hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError> {
     let receipt = json!({ "argv": argv });
     if let Some((i, a)) = argv.iter().enumerate().find(|(_, a)| a.len() >= MAX_ARG_STRLEN) {
-        run.diverge("spawn", HopKind::ProcessInterface, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, a, "", format!("argv[{i}] is {} bytes; execve fails with E2BIG for an argument of {MAX_ARG_STRLEN} bytes or more (the limit counts its NUL), nothing runs", a.len()));
+        run.diverge(Hop::Spawn, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, a, "", format!("argv[{i}] is {} bytes; execve fails with E2BIG for an argument of {MAX_ARG_STRLEN} bytes or more (the limit counts its NUL), nothing runs", a.len()));
         return Ok(false);
     }
     // `sh -c TEXT`: bash and dash read a TEXT that starts with `-` or `+` as more options and
@@ -936,7 +894,7 @@ fn spawn_hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError> {
     if let Some(pos) = argv.iter().position(|a| a == "-c" || a == "-lc" || a == "-cl") {
         if let Some(text) = argv.get(pos + 1).filter(|t| t.starts_with(['-', '+'])) {
             let shown = text.clone();
-            run.diverge("spawn", HopKind::ProcessInterface, WitnessKind::Emulated, receipt, Mechanism::Other, false, &shown, "", format!("the text after {} starts with `{}`: the shell reads it as options and fails (`invalid option`) before parsing it; nothing runs", argv[pos], &text[..1]));
+            run.diverge(Hop::Spawn, WitnessKind::Emulated, receipt, Mechanism::Other, false, &shown, "", format!("the text after {} starts with `{}`: the shell reads it as options and fails (`invalid option`) before parsing it; nothing runs", argv[pos], &text[..1]));
             return Ok(false);
         }
     }
@@ -946,9 +904,7 @@ fn spawn_hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError> {
         let sent = argv.last().map(|s| s.as_bytes()).unwrap_or_default();
         let got_s = String::from_utf8_lossy(&got).into_owned();
         if got != sent {
-            run.diverge(
-                "spawn",
-                HopKind::ProcessInterface,
+            run.diverge(Hop::Spawn,
                 WitnessKind::Real,
                 json!({ "argv": argv, "bash_execution_string": got_s }),
                 Mechanism::Other,
@@ -959,16 +915,14 @@ fn spawn_hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError> {
             );
             return Ok(false);
         }
-        run.push(
-            "spawn",
-            HopKind::ProcessInterface,
+        run.push(Hop::Spawn,
             WitnessKind::Real,
             Some(true),
             json!({ "argv": argv, "bash_execution_string": got_s }),
             None,
         );
     } else {
-        run.push("spawn", HopKind::ProcessInterface, WitnessKind::Emulated, Some(true), receipt, Some("execve passes argv byte-exact (run with --witness spawn to observe it with a BASH_ENV witness)".into()));
+        run.push(Hop::Spawn, WitnessKind::Emulated, Some(true), receipt, Some("execve passes argv byte-exact (run with --witness spawn to observe it with a BASH_ENV witness)".into()));
     }
     Ok(true)
 }
@@ -976,9 +930,7 @@ fn spawn_hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError> {
 fn dash_hop(run: &mut Run<'_>, intended: &str, text: &str) -> Result<(), CheckError> {
     let receipt = json!({ "text": text, "shell": "dash" });
     if let Err(message) = run.dash_n(text)? {
-        run.diverge(
-            "shell",
-            HopKind::ShellParse,
+        run.diverge(Hop::Shell,
             WitnessKind::Real,
             json!({ "text": text, "shell": "dash", "error": message }),
             Mechanism::Other,
@@ -990,9 +942,7 @@ fn dash_hop(run: &mut Run<'_>, intended: &str, text: &str) -> Result<(), CheckEr
         return Ok(());
     }
     if let Some(d) = dialect::bash_only(text) {
-        run.diverge(
-            "shell",
-            HopKind::ShellParse,
+        run.diverge(Hop::Shell,
             WitnessKind::Emulated,
             receipt,
             d.mechanism,
@@ -1006,9 +956,7 @@ fn dash_hop(run: &mut Run<'_>, intended: &str, text: &str) -> Result<(), CheckEr
         );
         return Ok(());
     }
-    run.push(
-        "shell",
-        HopKind::ShellParse,
+    run.push(Hop::Shell,
         WitnessKind::Real,
         Some(true),
         receipt,
@@ -1030,9 +978,7 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
         if rw.steps.iter().any(|s| s == "space-join") {
             // The argv becomes one shell text: the shell re-splits and re-expands it.
             let joined = render::space_join(argv);
-            run.push(
-                "harness-rewrite",
-                HopKind::Wrapper,
+            run.push(Hop::HarnessRewrite,
                 WitnessKind::Emulated,
                 None,
                 json!({ "text": joined }),
@@ -1043,9 +989,7 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
                 return Ok(());
             }
             if let Err(message) = run.dash_n(&joined)? {
-                run.diverge(
-                    "shell",
-                    HopKind::ShellParse,
+                run.diverge(Hop::Shell,
                     WitnessKind::Real,
                     json!({ "text": joined, "error": message }),
                     Mechanism::QuoteConsumption,
@@ -1077,9 +1021,7 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
                 } else {
                     Mechanism::QuoteConsumption
                 };
-                run.diverge(
-                    "shell",
-                    HopKind::ShellParse,
+                run.diverge(Hop::Shell,
                     WitnessKind::Real,
                     receipt,
                     m,
@@ -1093,9 +1035,7 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
                 // `[…]` is unquoted in the joined text and dash matches it against the files
                 // of the working directory at run time (`.?` is `..` everywhere). The witness
                 // sees only its own directory.
-                run.diverge(
-                    "shell",
-                    HopKind::ShellParse,
+                run.diverge(Hop::Shell,
                     WitnessKind::Real,
                     receipt,
                     Mechanism::ReExpansion,
@@ -1105,9 +1045,7 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
                     format!("sh expands the unquoted pattern {word:?} of the joined text against the files of its working directory: which words the program gets depends on them"),
                 );
             } else {
-                run.push(
-                    "shell",
-                    HopKind::ShellParse,
+                run.push(Hop::Shell,
                     WitnessKind::Real,
                     Some(true),
                     receipt,
@@ -1123,17 +1061,13 @@ fn check_argv(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
     }
     match shell_script_of_argv(argv) {
         Some((ShellId::Dash, s)) => dash_hop(run, s, s)?,
-        Some((_, s)) => run.push(
-            "shell",
-            HopKind::ShellParse,
+        Some((_, s)) => run.push(Hop::Shell,
             WitnessKind::Real,
             Some(true),
             json!({ "text": s }),
             Some("argv[2] reaches the shell byte-exact; it parses (checked above)".into()),
         ),
-        None => run.push(
-            "shell",
-            HopKind::ShellParse,
+        None => run.push(Hop::Shell,
             WitnessKind::Real,
             None,
             json!({}),

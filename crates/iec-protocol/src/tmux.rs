@@ -5,7 +5,7 @@
 //! `iec-witness`), and bash's parse of what it read.
 
 use crate::{classify, plain, CheckError, Run};
-use iec_core::{HopKind, Mechanism, WitnessKind};
+use iec_core::{Hop, Mechanism, WitnessKind};
 use iec_launches::{render, Terminal};
 use iec_witness::gate;
 use iec_witness::tmux::{self as tw, Ending, Typist};
@@ -41,9 +41,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
         let receipt = json!({ "text": text, "changes": changes });
         // The escaping is meant to compensate tmux's own unescaping, so it is judged end to end,
         // where the shell reads the text.
-        run.push(
-            "harness-rewrite",
-            HopKind::Wrapper,
+        run.push(Hop::HarnessRewrite,
             WitnessKind::Emulated,
             None,
             receipt,
@@ -63,9 +61,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
         let neutral = format!("{meant}\n{}", suffix_command(&t.suffix));
         let receipt = json!({ "typed": designed, "suffix": t.suffix });
         match run.same_bash(&neutral, &designed)? {
-            None => run.push(
-                "wrapper",
-                HopKind::Wrapper,
+            None => run.push(Hop::Wrapper,
                 WitnessKind::Emulated,
                 Some(true),
                 receipt,
@@ -76,7 +72,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
             ),
             Some(p) => {
                 let silent = matches!(p, iec_witness::Parse::Ok { .. });
-                run.diverge("wrapper", HopKind::Wrapper, WitnessKind::Emulated, receipt, Mechanism::Other, silent, &neutral, &designed, format!("the text followed by `{}` is not the text and then the signal: {}", t.suffix, if silent { "it parses as other commands (a trailing comment swallows the signal, a heredoc's end line is no longer alone), so the call runs but the harness waits for a signal that never comes" } else { "it no longer parses (e.g. `&;`), the shell reports a syntax error and the harness waits for a signal that never comes" }));
+                run.diverge(Hop::Wrapper, WitnessKind::Emulated, receipt, Mechanism::Other, silent, &neutral, &designed, format!("the text followed by `{}` is not the text and then the signal: {}", t.suffix, if silent { "it parses as other commands (a trailing comment swallows the signal, a heredoc's end line is no longer alone), so the call runs but the harness waits for a signal that never comes" } else { "it no longer parses (e.g. `&;`), the shell reports a syntax error and the harness waits for a signal that never comes" }));
                 return Ok(());
             }
         }
@@ -89,7 +85,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
     // refuses (E2BIG) means that client never starts and nothing is typed.
     if let Some(a) = calls.iter().flatten().find(|a| a.len() >= crate::MAX_ARG_STRLEN) {
         let receipt = json!({ "send_keys_argument_bytes": a.len() });
-        run.diverge("terminal", HopKind::TerminalTyping, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, &designed, "", format!("a `tmux send-keys` argument is {} bytes; execve fails with E2BIG for an argument of {} bytes or more, so the tmux client never starts and nothing is typed", a.len(), crate::MAX_ARG_STRLEN));
+        run.diverge(Hop::Terminal, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, &designed, "", format!("a `tmux send-keys` argument is {} bytes; execve fails with E2BIG for an argument of {} bytes or more, so the tmux client never starts and nothing is typed", a.len(), crate::MAX_ARG_STRLEN));
         return Ok(());
     }
     let shortcut = !run.opts.full_witness
@@ -114,9 +110,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
         if gate::may_break_out(typed_text.as_bytes()) {
             if let Err(message) = run.pool.bash_n(typed_text.as_bytes(), false)? {
                 let receipt = json!({ "send_keys": calls, "typed": typed_text, "error": message });
-                run.diverge(
-                    "terminal",
-                    HopKind::TerminalTyping,
+                run.diverge(Hop::Terminal,
                     WitnessKind::Real,
                     receipt,
                     Mechanism::Other,
@@ -142,7 +136,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
         } else {
             Mechanism::Other
         };
-        run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, m, false, &designed, &typed.read, format!("tmux refuses `{}` (exit {st}: {}): {} the harness then waits for a completion that never comes", argv.first().map(String::as_str).unwrap_or(""), err.trim(), if too_long { "the keys exceed tmux's message size, nothing of them is typed;" } else { if err.contains("unknown command") {
+        run.diverge(Hop::Terminal, witness, receipt, m, false, &designed, &typed.read, format!("tmux refuses `{}` (exit {st}: {}): {} the harness then waits for a completion that never comes", argv.first().map(String::as_str).unwrap_or(""), err.trim(), if too_long { "the keys exceed tmux's message size, nothing of them is typed;" } else { if err.contains("unknown command") {
                     "tmux's argument parser ends a command at an argument's trailing `;`, so the next argument is read as a tmux command; nothing of this call is typed;"
                 } else {
                     "tmux reads the text as its own options (no `--` before it); nothing of this call is typed;"
@@ -159,7 +153,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
         let m = classify::mechanism(&designed, &typed.read);
         let mut receipt = receipt;
         receipt["refused_keys"] = json!(typed.refused_keys);
-        run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, m, true, &designed, &typed.read, format!("the typed text contains keys that make the interactive shell act on the line while it is typed ({}): readline expands, completes, runs or accepts the line, or the terminal interrupts it, before the harness's command is read (an expansion runs its command substitutions at once); the witness refused them", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")));
+        run.diverge(Hop::Terminal, witness, receipt, m, true, &designed, &typed.read, format!("the typed text contains keys that make the interactive shell act on the line while it is typed ({}): readline expands, completes, runs or accepts the line, or the terminal interrupts it, before the harness's command is read (an expansion runs its command substitutions at once); the witness refused them", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")));
         return Ok(());
     }
     let screen_tail = || {
@@ -179,15 +173,15 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
             } else {
                 classify::mechanism(&designed, &typed.read)
             };
-            run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, m, false, &designed, &typed.read, format!("the interactive shell ends the command before the last typed line ({}); the lines after it would run as commands of their own", screen_tail()));
+            run.diverge(Hop::Terminal, witness, receipt, m, false, &designed, &typed.read, format!("the interactive shell ends the command before the last typed line ({}); the lines after it would run as commands of their own", screen_tail()));
             return Ok(());
         }
         Ending::Pending => {
-            run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, Mechanism::Other, false, &designed, &typed.read, "after the last typed line the interactive shell still waits for more input (a continuation prompt): nothing runs, the harness times out".into());
+            run.diverge(Hop::Terminal, witness, receipt, Mechanism::Other, false, &designed, &typed.read, "after the last typed line the interactive shell still waits for more input (a continuation prompt): nothing runs, the harness times out".into());
             return Ok(());
         }
         Ending::Stopped | Ending::Died | Ending::Timeout => {
-            run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, Mechanism::Other, true, &designed, &typed.read, format!("the typed text ends the witness's wrapper and would run at once (the witness stopped it: {ending}); it is not the intended command"));
+            run.diverge(Hop::Terminal, witness, receipt, Mechanism::Other, true, &designed, &typed.read, format!("the typed text ends the witness's wrapper and would run at once (the witness stopped it: {ending}); it is not the intended command"));
             return Ok(());
         }
     }
@@ -203,12 +197,10 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
     };
     if !same {
         let m = classify::mechanism(&designed, &typed.read);
-        run.diverge("terminal", HopKind::TerminalTyping, witness, receipt, m, true, &designed, &typed.read, "the interactive shell read another command than the harness typed (readline editing or completion of control characters and tabs, history expansion of `!`, tmux key names)".into());
+        run.diverge(Hop::Terminal, witness, receipt, m, true, &designed, &typed.read, "the interactive shell read another command than the harness typed (readline editing or completion of control characters and tabs, history expansion of `!`, tmux key names)".into());
         return Ok(());
     }
-    run.push(
-        "terminal",
-        HopKind::TerminalTyping,
+    run.push(Hop::Terminal,
         witness,
         Some(true),
         receipt,
@@ -218,9 +210,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
         Some(c) => c,
         None => run.parse(&designed)?.canonical().unwrap_or("").to_string(),
     };
-    run.push(
-        "shell",
-        HopKind::ShellParse,
+    run.push(Hop::Shell,
         WitnessKind::Real,
         Some(true),
         json!({ "text": typed.read, "canonical": canonical }),

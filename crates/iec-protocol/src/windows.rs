@@ -11,7 +11,7 @@
 //! argv).
 
 use super::{classify, finish, CheckError, Options, Run};
-use iec_core::{Call, CheckReport, HopKind, Mechanism, Verdict, WitnessKind::Emulated, WitnessKind::Real};
+use iec_core::{Call, CheckReport, Hop, Mechanism, Verdict, WitnessKind::Emulated, WitnessKind::Real};
 use iec_launches::{render, InputShape, Launch, Windows};
 use iec_windows::powershell::{self, PassingMode, PsArg};
 use iec_windows::{cmd, receive, RenderError};
@@ -132,9 +132,7 @@ fn command_line(run: &mut Run<'_>, w: &Windows, argv: &[String]) -> Option<Strin
         Ok(cl) => cl,
         Err(e) => {
             let last = argv.last().cloned().unwrap_or_default();
-            run.diverge(
-                "spawn",
-                HopKind::ProcessInterface,
+            run.diverge(Hop::Spawn,
                 Emulated,
                 json!({ "argv": argv, "sender": sender, "error": e.to_string() }),
                 Mechanism::Other,
@@ -149,9 +147,7 @@ fn command_line(run: &mut Run<'_>, w: &Windows, argv: &[String]) -> Option<Strin
     let n = utf16_len(&cl) + 1;
     if n > CREATE_PROCESS_MAX {
         let last = argv.last().cloned().unwrap_or_default();
-        run.diverge(
-            "spawn",
-            HopKind::ProcessInterface,
+        run.diverge(Hop::Spawn,
             Emulated,
             json!({ "argv": argv, "sender": sender, "command_line_utf16_units": n }),
             Mechanism::Truncation,
@@ -217,9 +213,7 @@ fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckE
             Mechanism::ArityChange => "the MSYS2 runtime splits or expands words (separators, brace and glob expansion)".to_string(),
             _ => "the MSYS2 runtime rebuilds another argv than the harness passed".to_string(),
         };
-        run.diverge(
-            "spawn",
-            HopKind::ProcessInterface,
+        run.diverge(Hop::Spawn,
             Emulated,
             receipt,
             m,
@@ -239,9 +233,7 @@ fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckE
             Parse::Error { message } => json!({ "text": received_script, "error": message }),
             _ => json!({ "text": received_script, "parses": true }),
         };
-        run.push(
-            "shell",
-            HopKind::ShellParse,
+        run.push(Hop::Shell,
             Real,
             None,
             shell_receipt,
@@ -249,9 +241,7 @@ fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckE
         );
         return Ok(());
     }
-    run.push(
-        "spawn",
-        HopKind::ProcessInterface,
+    run.push(Hop::Spawn,
         Emulated,
         Some(true),
         receipt,
@@ -314,9 +304,7 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
         pieces.extend(ps::parse(&suffix).statements);
         let receipt = json!({ "text": script, "statements": whole.statements.len() });
         if whole.error_at.is_none() && whole.statements == pieces {
-            run.push(
-                "wrapper",
-                HopKind::Wrapper,
+            run.push(Hop::Wrapper,
                 Emulated,
                 Some(true),
                 receipt,
@@ -324,9 +312,7 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
             );
         } else {
             let silent = whole.error_at.is_none();
-            run.diverge(
-                "wrapper",
-                HopKind::Wrapper,
+            run.diverge(Hop::Wrapper,
                 Emulated,
                 receipt,
                 Mechanism::Other,
@@ -362,9 +348,7 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
             let silent = powershell::cli_command(&got, pwsh)
                 .map(|s| ps::parse(&s).error_at.is_none())
                 .unwrap_or(false);
-            run.diverge(
-                "spawn",
-                HopKind::ProcessInterface,
+            run.diverge(Hop::Spawn,
                 Emulated,
                 receipt,
                 m,
@@ -375,9 +359,7 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
             );
             return Ok(None);
         }
-        run.push(
-            "spawn",
-            HopKind::ProcessInterface,
+        run.push(Hop::Spawn,
             Emulated,
             Some(true),
             receipt,
@@ -386,9 +368,7 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
         match powershell::cli_command(&got, pwsh) {
             Ok(s) => s,
             Err(e) => {
-                run.diverge(
-                    "shell",
-                    HopKind::ShellParse,
+                run.diverge(Hop::Shell,
                     Emulated,
                     json!({ "argv": got, "error": e.to_string() }),
                     Mechanism::Other,
@@ -417,9 +397,7 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
     };
     if !same {
         let silent = tree.error_at.is_none();
-        run.diverge(
-            "shell",
-            HopKind::ShellParse,
+        run.diverge(Hop::Shell,
             Emulated,
             receipt,
             classify::mechanism(&script, &received_script),
@@ -434,9 +412,7 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
         );
         return Ok(None);
     }
-    run.push(
-        "shell",
-        HopKind::ShellParse,
+    run.push(Hop::Shell,
         Emulated,
         Some(true),
         receipt,
@@ -474,9 +450,7 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
                 PassingMode::Standard => "PowerShell 7 (Standard)",
                 PassingMode::Windows => "PowerShell 7 (Windows mode)",
             };
-            run.diverge(
-                "native",
-                HopKind::ChildArgv,
+            run.diverge(Hop::Native,
                 Emulated,
                 json!({ "argv": got, "calls": shown, "mode": format!("{mode:?}") }),
                 m,
@@ -500,9 +474,7 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
         None
     };
     if unjudged.is_empty() {
-        run.push(
-            "native",
-            HopKind::ChildArgv,
+        run.push(Hop::Native,
             Emulated,
             Some(true),
             json!({ "argv": shown.iter().filter_map(|c| c.get("argv").cloned()).collect::<Vec<_>>(), "calls": shown, "mode": format!("{mode:?}") }),
@@ -514,9 +486,7 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
             "the native-argument hop cannot be judged: {}",
             unjudged.join("; ")
         );
-        run.push(
-            "native",
-            HopKind::ChildArgv,
+        run.push(Hop::Native,
             Emulated,
             None,
             json!({ "calls": shown, "mode": format!("{mode:?}") }),
@@ -540,9 +510,7 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
     // the virtual directory is empty).
     let n = utf16_len(&cl);
     if n > cmd::CMD_MAX {
-        run.diverge(
-            "spawn",
-            HopKind::ProcessInterface,
+        run.diverge(Hop::Spawn,
             Emulated,
             json!({ "command_line_utf16_units": n, "receiver": "cmd" }),
             Mechanism::Truncation,
@@ -554,9 +522,7 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
         return;
     }
     let Some((sw, s)) = cmd::extract(&cl, &|_| false) else {
-        run.diverge(
-            "spawn",
-            HopKind::ProcessInterface,
+        run.diverge(Hop::Spawn,
             Emulated,
             json!({ "command_line": cl, "receiver": "cmd" }),
             Mechanism::Other,
@@ -575,9 +541,7 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
     });
     let blanks: &[char] = &[' ', '\t'];
     if s.trim_start_matches(blanks) != intended.trim_start_matches(blanks) {
-        run.diverge(
-            "spawn",
-            HopKind::ProcessInterface,
+        run.diverge(Hop::Spawn,
             Emulated,
             receipt,
             classify::mechanism(intended, &s),
@@ -588,9 +552,7 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
         );
         return;
     }
-    run.push(
-        "spawn",
-        HopKind::ProcessInterface,
+    run.push(Hop::Spawn,
         Emulated,
         Some(true),
         receipt,
@@ -615,9 +577,7 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
     });
     if r.truncated {
         let received = r.executes.clone();
-        run.diverge(
-            "shell",
-            HopKind::ShellParse,
+        run.diverge(Hop::Shell,
             Emulated,
             receipt,
             Mechanism::Truncation,
@@ -629,9 +589,7 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
         return;
     }
     if r.too_long {
-        run.diverge(
-            "shell",
-            HopKind::ShellParse,
+        run.diverge(Hop::Shell,
             Emulated,
             receipt,
             Mechanism::Truncation,
@@ -642,9 +600,7 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
         );
         return;
     }
-    run.push(
-        "shell",
-        HopKind::ShellParse,
+    run.push(Hop::Shell,
         Emulated,
         Some(true),
         receipt,

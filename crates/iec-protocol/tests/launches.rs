@@ -29,6 +29,45 @@ fn d(hop: &'static str, kind: HopKind, mechanism: Mechanism, silent: bool) -> Wa
     }
 }
 
+/// A report names the launch's planned hops, in plan order, and stops only where one diverged:
+/// hop names and kinds come from one place (`iec_core::Hop`, `Launch::plan`).
+fn follows_the_plan(l: &iec_launches::Launch, r: &iec_core::CheckReport, ctx: &str) {
+    let plan: Vec<(&str, HopKind)> = l.plan().iter().map(|h| (h.name(), h.kind())).collect();
+    let got: Vec<(&str, HopKind)> = r.hops.iter().map(|h| (h.name.as_str(), h.kind)).collect();
+    match r.verdict {
+        Verdict::Corresponds => assert_eq!(got, plan, "{ctx}"),
+        Verdict::Diverges => {
+            assert!(plan.starts_with(&got), "{ctx}");
+            assert_eq!(r.first_divergence.as_ref().unwrap().hop, got.len() - 1, "{ctx}");
+        }
+        Verdict::Unknown => assert!(plan.starts_with(&got), "{ctx}"),
+    }
+}
+
+#[test]
+fn every_report_follows_its_launch_plan() {
+    let cat = Catalog::builtin();
+    let texts = [
+        "ls -la",
+        "printf '%s' 'a != b'",
+        "echo '{\"x\":1}' | jq 'select(.x != 2)'",
+        "echo \"PID=$$\" | cat",
+        "cat <<'EOF'\nhello $USER\nEOF",
+        "printf a\r\nprintf b",
+        "grep -rn TODO src",
+        "echo {a,b}.txt",
+        "echo \"today is $(date +%F)\"",
+        "echo foo \\",
+        "if true; then",
+    ];
+    for l in cat.iter() {
+        for t in texts {
+            let r = check(l, &call_for_text(l, t), global(), Options::default()).unwrap();
+            follows_the_plan(l, &r, &format!("{} {t:?}: {}", l.id, serde_json::to_string_pretty(&r).unwrap()));
+        }
+    }
+}
+
 fn run(launch: &str, call: Call, want: Want) {
     let cat = Catalog::builtin();
     let l = cat.get(launch).unwrap();
@@ -38,6 +77,7 @@ fn run(launch: &str, call: Call, want: Want) {
         call.input,
         serde_json::to_string_pretty(&r).unwrap()
     );
+    follows_the_plan(l, &r, &ctx);
     match want {
         Corresponds => {
             assert_eq!(r.verdict, Verdict::Corresponds, "{ctx}");
