@@ -88,7 +88,7 @@ pub(crate) fn check(
         }
         _ => {} // cmd: no grammar; every text is a command line to cmd
     }
-    if !crate::tool_input_hop(&mut run, json!({ "command": text }), &text)? {
+    if !crate::hops::tool_input::hop(&mut run, json!({ "command": text }), &text)? {
         return Ok(finish(run, report));
     }
     let mut unknown = None;
@@ -183,7 +183,7 @@ fn argv_change(sent: &[String], got: &[String]) -> (Mechanism, String, String) {
 fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckError> {
     let launch = run.launch;
     // Hop: wrapper (the same harness code as on POSIX).
-    let Some((script, payload)) = crate::wrapper_hop(run, intended)? else {
+    let Some((script, payload)) = crate::hops::wrapper::hop(run, intended)? else {
         return Ok(());
     };
 
@@ -250,7 +250,7 @@ fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckE
 
     // Hop: shell parse (real bash on what MSYS2 delivered) and eval.
     let shell_text = script_index.and_then(|i| got.get(i)).cloned().unwrap_or_default();
-    crate::bash_hops(run, intended, shell_text, payload, None)
+    crate::hops::shell::bash_hops(run, intended, shell_text, payload.as_ref(), None)
 }
 
 // ---------------------------------------------------------------------------------------------

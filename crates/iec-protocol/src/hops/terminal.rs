@@ -4,9 +4,11 @@
 //! readline, history expansion, continuation lines: observed by the real tmux witness of
 //! `iec-witness`), and bash's parse of what it read.
 
-use crate::{classify, plain, CheckError, Run};
+use super::{Flow, State};
+use crate::run::Run;
+use crate::{classify, plain, CheckError};
 use iec_core::{Hop, Mechanism, WitnessKind};
-use iec_launches::{render, Terminal};
+use iec_launches::Terminal;
 use iec_witness::gate;
 use iec_witness::tmux::{self as tw, Ending, Typist};
 use serde_json::json;
@@ -27,41 +29,45 @@ fn suffix_command(suffix: &str) -> &str {
     suffix.trim_start().trim_start_matches(';').trim()
 }
 
-pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Result<(), CheckError> {
-    let launch = run.launch;
-    // Hop: harness rewrite (OpenHands' escaping).
-    let mut text = intended.to_string();
-    if let Some(rw) = &launch.rewrite {
-        let mut changes = vec![];
-        for step in &rw.steps {
-            let (x, note) = render::rewrite_step(step, &text);
-            text = x;
-            changes.extend(note);
-        }
-        let receipt = json!({ "text": text, "changes": changes });
-        // The escaping is meant to compensate tmux's own unescaping, so it is judged end to end,
-        // where the shell reads the text.
-        run.push(Hop::HarnessRewrite,
-            WitnessKind::Emulated,
-            None,
-            receipt,
-            Some("judged at the terminal hop: the rewrite is meant to compensate tmux".into()),
-        );
+/// What a terminal harness types and its shell read, as the hops find it.
+#[derive(Default)]
+pub(crate) struct Typing {
+    /// Set once the texts below are known.
+    ready: bool,
+    /// The intended text (without the trailing line breaks the harness strips).
+    meant: String,
+    /// The intended text followed by the completion suffix: what the harness means to type.
+    designed: String,
+    /// What the witness shell read.
+    typed: Option<tw::Typed>,
+}
+
+/// Fixes what the harness types, once its rewrite (if any) is done: the trailing line breaks
+/// it strips go from the text and the intended command alike.
+fn prepare(st: &mut State, t: &Terminal) {
+    if st.terminal.ready {
+        return;
     }
-    let mut meant = intended.to_string();
+    let mut meant = st.intended_text().to_string();
     if t.strip_trailing_newlines {
-        text = text.trim_end_matches(['\r', '\n']).to_string();
+        st.text = st.text.trim_end_matches(['\r', '\n']).to_string();
         meant = meant.trim_end_matches(['\r', '\n']).to_string();
     }
+    st.terminal.designed = format!("{meant}{}", t.suffix);
+    st.terminal.meant = meant;
+    st.terminal.ready = true;
+}
 
-    // Hop: the completion suffix typed after the text.
-    let designed = format!("{meant}{}", t.suffix);
-    let typed_text = format!("{text}{}", t.suffix);
+/// The wrapper hop of a terminal launch: the completion suffix typed after the text.
+pub(crate) fn suffix(run: &mut Run<'_>, st: &mut State, t: &Terminal) -> Result<Flow, CheckError> {
+    prepare(st, t);
+    let (meant, designed) = (st.terminal.meant.clone(), st.terminal.designed.clone());
     if !t.suffix.is_empty() {
         let neutral = format!("{meant}\n{}", suffix_command(&t.suffix));
         let receipt = json!({ "typed": designed, "suffix": t.suffix });
         match run.same_bash(&neutral, &designed)? {
-            None => run.push(Hop::Wrapper,
+            None => run.push(
+                Hop::Wrapper,
                 WitnessKind::Emulated,
                 Some(true),
                 receipt,
@@ -73,12 +79,25 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
             Some(p) => {
                 let silent = matches!(p, iec_witness::Parse::Ok { .. });
                 run.diverge(Hop::Wrapper, WitnessKind::Emulated, receipt, Mechanism::Other, silent, &neutral, &designed, format!("the text followed by `{}` is not the text and then the signal: {}", t.suffix, if silent { "it parses as other commands (a trailing comment swallows the signal, a heredoc's end line is no longer alone), so the call runs but the harness waits for a signal that never comes" } else { "it no longer parses (e.g. `&;`), the shell reports a syntax error and the harness waits for a signal that never comes" }));
-                return Ok(());
+                return Ok(Flow::Stop);
             }
         }
     }
 
-    // Hop: terminal typing.
+    Ok(Flow::Next)
+}
+
+/// The terminal hop: the harness's `tmux send-keys` calls into the witness's interactive bash.
+pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckError> {
+    let launch = run.launch;
+    let t = launch.terminal.as_ref().expect("a terminal launch");
+    prepare(st, t);
+    let (text, meant, designed) = (
+        st.text.clone(),
+        st.terminal.meant.clone(),
+        st.terminal.designed.clone(),
+    );
+    let typed_text = format!("{text}{}", t.suffix);
     let ty = typist(t);
     let calls = ty.send_keys_calls(&text);
     // The harness starts a tmux client per call with the keys as arguments: an argument execve
@@ -86,7 +105,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
     if let Some(a) = calls.iter().flatten().find(|a| a.len() >= crate::MAX_ARG_STRLEN) {
         let receipt = json!({ "send_keys_argument_bytes": a.len() });
         run.diverge(Hop::Terminal, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, &designed, "", format!("a `tmux send-keys` argument is {} bytes; execve fails with E2BIG for an argument of {} bytes or more, so the tmux client never starts and nothing is typed", a.len(), crate::MAX_ARG_STRLEN));
-        return Ok(());
+        return Ok(Flow::Stop);
     }
     let shortcut = !run.opts.full_witness
         && text == meant
@@ -110,7 +129,8 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
         if gate::may_break_out(typed_text.as_bytes()) {
             if let Err(message) = run.pool.bash_n(typed_text.as_bytes(), false)? {
                 let receipt = json!({ "send_keys": calls, "typed": typed_text, "error": message });
-                run.diverge(Hop::Terminal,
+                run.diverge(
+                    Hop::Terminal,
                     WitnessKind::Real,
                     receipt,
                     Mechanism::Other,
@@ -119,7 +139,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
                     &typed_text,
                     format!("bash rejects the typed text: {message}"),
                 );
-                return Ok(());
+                return Ok(Flow::Stop);
             }
         }
         tw::global().type_text(&ty, &text)?
@@ -141,7 +161,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
                 } else {
                     "tmux reads the text as its own options (no `--` before it); nothing of this call is typed;"
                 } }));
-        return Ok(());
+        return Ok(Flow::Stop);
     }
     // Keys by which the harness's readline acts on the line while it is typed (expansion — with
     // command substitution and arithmetic run at once —, completion, running or accepting the
@@ -154,7 +174,7 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
         let mut receipt = receipt;
         receipt["refused_keys"] = json!(typed.refused_keys);
         run.diverge(Hop::Terminal, witness, receipt, m, true, &designed, &typed.read, format!("the typed text contains keys that make the interactive shell act on the line while it is typed ({}): readline expands, completes, runs or accepts the line, or the terminal interrupts it, before the harness's command is read (an expansion runs its command substitutions at once); the witness refused them", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")));
-        return Ok(());
+        return Ok(Flow::Stop);
     }
     let screen_tail = || {
         typed
@@ -174,15 +194,15 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
                 classify::mechanism(&designed, &typed.read)
             };
             run.diverge(Hop::Terminal, witness, receipt, m, false, &designed, &typed.read, format!("the interactive shell ends the command before the last typed line ({}); the lines after it would run as commands of their own", screen_tail()));
-            return Ok(());
+            return Ok(Flow::Stop);
         }
         Ending::Pending => {
             run.diverge(Hop::Terminal, witness, receipt, Mechanism::Other, false, &designed, &typed.read, "after the last typed line the interactive shell still waits for more input (a continuation prompt): nothing runs, the harness times out".into());
-            return Ok(());
+            return Ok(Flow::Stop);
         }
         Ending::Stopped | Ending::Died | Ending::Timeout => {
             run.diverge(Hop::Terminal, witness, receipt, Mechanism::Other, true, &designed, &typed.read, format!("the typed text ends the witness's wrapper and would run at once (the witness stopped it: {ending}); it is not the intended command"));
-            return Ok(());
+            return Ok(Flow::Stop);
         }
     }
     // Compare what the shell read with what the harness typed, by bash's parse.
@@ -198,23 +218,35 @@ pub(crate) fn check_typed(run: &mut Run<'_>, intended: &str, t: &Terminal) -> Re
     if !same {
         let m = classify::mechanism(&designed, &typed.read);
         run.diverge(Hop::Terminal, witness, receipt, m, true, &designed, &typed.read, "the interactive shell read another command than the harness typed (readline editing or completion of control characters and tabs, history expansion of `!`, tmux key names)".into());
-        return Ok(());
+        return Ok(Flow::Stop);
     }
-    run.push(Hop::Terminal,
-        witness,
-        Some(true),
-        receipt,
-        None,
-    );
+    run.push(Hop::Terminal, witness, Some(true), receipt, None);
+    st.terminal.typed = Some(typed);
+    Ok(Flow::Next)
+}
+
+/// The shell hop of a terminal launch: the interactive bash parsed what it read (the witness
+/// printed its parse, or bash's parse of the designed text stands for it: they compared equal).
+pub(crate) fn shell(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckError> {
+    let typed = st
+        .terminal
+        .typed
+        .take()
+        .expect("the shell hop follows the terminal hop");
     let canonical = match typed.canonical {
         Some(c) => c,
-        None => run.parse(&designed)?.canonical().unwrap_or("").to_string(),
+        None => run
+            .parse(&st.terminal.designed)?
+            .canonical()
+            .unwrap_or("")
+            .to_string(),
     };
-    run.push(Hop::Shell,
+    run.push(
+        Hop::Shell,
         WitnessKind::Real,
         Some(true),
         json!({ "text": typed.read, "canonical": canonical }),
         Some("the interactive bash parsed what it read into one command".into()),
     );
-    Ok(())
+    Ok(Flow::Next)
 }

@@ -1,0 +1,329 @@
+//! The shell hop: the shell the harness started parses what it received. Real bash judges
+//! bash launches (its parse of the script or the whole wrapper, and what it hands `eval`), real
+//! `dash -n` and a table of bash-only constructs judge dash; an argv joined into one text is
+//! split and expanded by the real shell's word rules.
+
+use super::{eval, program, Flow, Intended, State};
+use crate::run::Run;
+use crate::{classify, dialect, CheckError};
+use iec_core::{Hop, Mechanism, WitnessKind};
+use iec_launches::render::Payload;
+use iec_launches::ShellId;
+use iec_witness::{spawn, Parse};
+use serde_json::json;
+
+/// The shell hop of [`State`]'s call.
+pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckError> {
+    let launch = run.launch;
+    if launch.terminal.is_some() {
+        return super::terminal::shell(run, st);
+    }
+    if let Intended::Argv(argv) = &st.intended {
+        let argv = argv.clone();
+        match st.joined.clone() {
+            Some(joined) => joined_argv(run, &argv, &joined)?,
+            None => argv_script(run, &argv)?,
+        }
+        return Ok(super::flow(run));
+    }
+    let intended = st.intended_text().to_string();
+    let shell_text = st.argv.last().cloned().unwrap_or_default();
+    match launch.spawn.shell {
+        ShellId::Dash => dash(run, &intended, &shell_text)?,
+        ShellId::FromArgv => unreachable!("string launches name their shell"),
+        ShellId::Bash => {
+            let login_note = launch
+                .spawn
+                .login
+                .then(|| "login shell: profile files run first; check mode does not run them".to_string());
+            if let Some(eval_text) = bash(run, &intended, shell_text, st.payload.as_ref(), login_note)? {
+                st.eval_text = eval_text;
+            }
+        }
+    }
+    Ok(super::flow(run))
+}
+
+/// Real bash on `shell_text`, then what it hands eval and what eval parses, then the program:
+/// the hops after the process interface of a launch whose shell is bash (Git Bash's too).
+pub(crate) fn bash_hops(
+    run: &mut Run<'_>,
+    intended: &str,
+    shell_text: String,
+    payload: Option<&Payload>,
+    login_note: Option<String>,
+) -> Result<(), CheckError> {
+    let launch = run.launch;
+    let Some(eval_text) = bash(run, intended, shell_text, payload, login_note)? else {
+        return Ok(());
+    };
+    if run.fd.is_some() {
+        return Ok(());
+    }
+    let (Some(w), Some(payload)) = (&launch.wrapper, payload) else {
+        return Ok(());
+    };
+    let hop = if w.inner_shell { Hop::InnerShell } else { Hop::Eval };
+    if eval::hop(run, hop, &payload.designed, &eval_text)? == Flow::Stop {
+        return Ok(());
+    }
+    if let Some(snap) = &launch.snapshot {
+        if !snap.shadowed.is_empty() {
+            program::hop(run, intended, snap)?;
+        }
+    }
+    Ok(())
+}
+
+/// For argv calls: `(shell, script)` when argv runs a shell with `-c` / `-lc`.
+pub(crate) fn shell_script_of_argv(argv: &[String]) -> Option<(ShellId, &str)> {
+    let name = argv.first()?.rsplit('/').next()?;
+    let shell = match name {
+        "bash" => ShellId::Bash,
+        "sh" | "dash" => ShellId::Dash,
+        _ => return None,
+    };
+    let flag = argv.get(1)?;
+    if !(flag == "-c" || flag == "-lc" || flag == "-cl") {
+        return None;
+    }
+    Some((shell, argv.get(2)?.as_str()))
+}
+
+/// The hop where real bash receives `shell_text`: its parse of the script or of the wrapper,
+/// and the words it hands `eval` (returned when the wrapper hands them on).
+pub(crate) fn bash(
+    run: &mut Run<'_>,
+    intended: &str,
+    shell_text: String,
+    payload: Option<&Payload>,
+    login_note: Option<String>,
+) -> Result<Option<String>, CheckError> {
+    let launch = run.launch;
+    let Some(w) = &launch.wrapper else {
+        // The text is the whole script.
+        match run.same_bash(intended, &shell_text)? {
+            None => run.push(
+                Hop::Shell,
+                WitnessKind::Real,
+                Some(true),
+                json!({ "text": shell_text }),
+                login_note,
+            ),
+            Some(p) => {
+                let m = classify::mechanism(intended, &shell_text);
+                run.diverge(
+                    Hop::Shell,
+                    WitnessKind::Real,
+                    json!({ "text": shell_text }),
+                    m,
+                    p.parses(),
+                    intended,
+                    &shell_text,
+                    "bash parses a different script".into(),
+                );
+            }
+        }
+        return Ok(None);
+    };
+    let payload = payload.expect("wrapper payload");
+    if !w.eval && !w.inner_shell {
+        // The text is spliced into the wrapper: bash parses the whole wrapper.
+        match run.parse(&shell_text)? {
+            Parse::Ok { canonical } => run.push(
+                Hop::Shell,
+                WitnessKind::Real,
+                Some(true),
+                json!({ "text": shell_text, "canonical": canonical }),
+                login_note,
+            ),
+            Parse::Error { message } | Parse::EndOnly { message } => {
+                // A parse bash abandons without a word exits 0: nothing tells the agent.
+                let silent = message == spawn::ABANDONED;
+                run.diverge(
+                    Hop::Shell,
+                    WitnessKind::Real,
+                    json!({ "text": shell_text, "error": message }),
+                    Mechanism::Other,
+                    silent,
+                    intended,
+                    &shell_text,
+                    format!("the wrapper around the text no longer parses: {message}"),
+                );
+            }
+        }
+        return Ok(None);
+    }
+    // The payload words are expanded by the outer shell and handed to eval.
+    let e = run.expand(&payload.words, false)?;
+    let eval_text = e.args.join(" ");
+    let receipt = json!({ "eval_args": e.args, "status": e.status, "diagnostics": e.diagnostics });
+    if e.broke_out {
+        run.diverge(Hop::Shell, WitnessKind::Real, receipt, Mechanism::QuoteConsumption, false, &payload.words, &eval_text, "the rendered payload is not one list of words: its quoting ends early and the rest runs as commands of the outer shell".into());
+        return Ok(None);
+    }
+    if e.status != 0 {
+        run.diverge(
+            Hop::Shell,
+            WitnessKind::Real,
+            receipt,
+            Mechanism::Other,
+            false,
+            &payload.words,
+            &eval_text,
+            format!("the outer shell fails expanding the payload: {}", e.diagnostics),
+        );
+        return Ok(None);
+    }
+    if w.inner_shell && e.args.len() != 1 {
+        // `bash -c A B…` runs A with B… as $0 and the positional parameters.
+        run.diverge(
+            Hop::Shell,
+            WitnessKind::Real,
+            receipt,
+            Mechanism::ArityChange,
+            true,
+            &payload.words,
+            &eval_text,
+            format!(
+                "the payload is {} arguments of the inner `bash -c`, not one: the text is only the first",
+                e.args.len()
+            ),
+        );
+        return Ok(None);
+    }
+    run.push(Hop::Shell, WitnessKind::Real, Some(true), receipt, login_note);
+    Ok(Some(eval_text))
+}
+
+/// dash on `text`: `dash -n`, then the bash constructs dash reads otherwise.
+pub(crate) fn dash(run: &mut Run<'_>, intended: &str, text: &str) -> Result<(), CheckError> {
+    let receipt = json!({ "text": text, "shell": "dash" });
+    if let Err(message) = run.dash_n(text)? {
+        run.diverge(
+            Hop::Shell,
+            WitnessKind::Real,
+            json!({ "text": text, "shell": "dash", "error": message }),
+            Mechanism::Other,
+            false,
+            intended,
+            text,
+            format!("dash rejects bash syntax: {message}"),
+        );
+        return Ok(());
+    }
+    if let Some(d) = dialect::bash_only(text) {
+        run.diverge(
+            Hop::Shell,
+            WitnessKind::Emulated,
+            receipt,
+            d.mechanism,
+            d.silent,
+            intended,
+            text,
+            format!(
+                "dash parses it but gives `{}` another meaning: {}",
+                d.construct, d.effect
+            ),
+        );
+        return Ok(());
+    }
+    run.push(Hop::Shell, WitnessKind::Real, Some(true), receipt, None);
+    Ok(())
+}
+
+/// An argv the harness joined into one text for `sh -c`: what dash hands the program.
+fn joined_argv(run: &mut Run<'_>, argv: &[String], joined: &str) -> Result<(), CheckError> {
+    let intended_shown = serde_json::to_string(argv).unwrap();
+    if let Err(message) = run.dash_n(joined)? {
+        run.diverge(
+            Hop::Shell,
+            WitnessKind::Real,
+            json!({ "text": joined, "error": message }),
+            Mechanism::QuoteConsumption,
+            false,
+            &intended_shown,
+            &joined,
+            format!("sh cannot parse the joined argv: {message}"),
+        );
+        return Ok(());
+    }
+    // What dash hands the program: bash's word expansion with brace expansion off
+    // stands in for dash's (quotes, parameters and field splitting agree; `$'…'` does
+    // not, and is rare in an argv).
+    let e = run.expand(joined, true)?;
+    let got = serde_json::to_string(&e.args).unwrap();
+    let receipt = json!({ "text": joined, "argv": e.args });
+    if e.broke_out || e.args != argv {
+        let m = if e.broke_out || e.args.len() != argv.len() {
+            if argv.iter().any(|a| a.contains('$')) && e.args.len() == argv.len() {
+                Mechanism::ReExpansion
+            } else {
+                Mechanism::ArityChange
+            }
+        } else if argv
+            .iter()
+            .any(|a| a.contains('$') || a.contains('`') || may_glob(a))
+        {
+            Mechanism::ReExpansion
+        } else {
+            Mechanism::QuoteConsumption
+        };
+        run.diverge(
+            Hop::Shell,
+            WitnessKind::Real,
+            receipt,
+            m,
+            true,
+            &intended_shown,
+            &got,
+            "sh splits and expands the joined text again: the program gets another argv".into(),
+        );
+    } else if let Some(word) = argv.iter().find(|a| may_glob(a)) {
+        // The argv came back unchanged, so no element lost a quote: its `*`, `?` or
+        // `[…]` is unquoted in the joined text and dash matches it against the files
+        // of the working directory at run time (`.?` is `..` everywhere). The witness
+        // sees only its own directory.
+        run.diverge(Hop::Shell,
+            WitnessKind::Real,
+            receipt,
+            Mechanism::ReExpansion,
+            true,
+            &intended_shown,
+            &got,
+            format!("sh expands the unquoted pattern {word:?} of the joined text against the files of its working directory: which words the program gets depends on them"),
+        );
+    } else {
+        run.push(Hop::Shell, WitnessKind::Real, Some(true), receipt, None);
+    }
+    Ok(())
+}
+
+/// An argv run as it is: a shell's `-c` script reaches it byte-exact (and was parsed as the
+/// call's generation check); any other program gets the argv itself.
+fn argv_script(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
+    match shell_script_of_argv(argv) {
+        Some((ShellId::Dash, s)) => dash(run, s, s)?,
+        Some((_, s)) => run.push(
+            Hop::Shell,
+            WitnessKind::Real,
+            Some(true),
+            json!({ "text": s }),
+            Some("argv[2] reaches the shell byte-exact; it parses (checked above)".into()),
+        ),
+        None => run.push(
+            Hop::Shell,
+            WitnessKind::Real,
+            None,
+            json!({}),
+            Some("no shell: the argv is executed directly".into()),
+        ),
+    }
+    Ok(())
+}
+
+/// Whether an unquoted word could be a pathname pattern: it holds `*` or `?`, or a `[` with a
+/// `]` after it (dash's rule; an unmatched `[` is literal).
+fn may_glob(word: &str) -> bool {
+    word.contains(['*', '?']) || word.find('[').is_some_and(|i| word[i + 1..].contains(']'))
+}

@@ -1,0 +1,105 @@
+//! The structured-decode hop: serde_json is the real receiver of the tool call's JSON; the
+//! harness's input validation may still reject the text before any shell runs.
+
+use super::{Flow, State};
+use crate::run::{no_crash, wants_extglob, Run};
+use crate::{plain, CheckError};
+use iec_core::{Hop, Mechanism, WitnessKind};
+use iec_launches::render;
+use iec_witness::{Parse, WitnessError};
+use serde_json::{json, Value};
+
+/// The tool-input hop of [`State`]'s call.
+pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckError> {
+    let receipt = st.decoded.take().unwrap_or_default();
+    let text = st.text.clone();
+    Ok(match hop(run, receipt, &text)? {
+        true => Flow::Next,
+        false => Flow::Stop,
+    })
+}
+
+/// The structured-decode hop: serde_json bound the value (`receipt`); the harness's input
+/// validation may still reject the text. Returns false when it does (the first divergence).
+pub(crate) fn hop(run: &mut Run<'_>, receipt: Value, text: &str) -> Result<bool, CheckError> {
+    let rejection = match render::validate(&run.launch.validate, text) {
+        Some(r) => Some(r),
+        None => match &run.launch.validate.reject_multiple_statements {
+            Some(msg) => second_statement(run, text)?.map(|offset| render::Rejection {
+                rule: "multiple-statements",
+                message: msg.clone(),
+                offset,
+            }),
+            None => None,
+        },
+    };
+    if let Some(rej) = rejection {
+        let mut receipt = receipt;
+        receipt["rejected"] = json!(rej.rule);
+        receipt["message"] = json!(rej.message);
+        run.diverge(
+            Hop::ToolInput,
+            WitnessKind::Emulated,
+            receipt,
+            Mechanism::Other,
+            false,
+            text,
+            "",
+            format!(
+                "the harness rejects the call before any shell runs ({} at byte {}): {}",
+                rej.rule, rej.offset, rej.message
+            ),
+        );
+        return Ok(false);
+    }
+    run.push(Hop::ToolInput, WitnessKind::Real, Some(true), receipt, None);
+    Ok(true)
+}
+
+/// The most bytes of line prefixes [`second_statement`] has bash parse for one text (about 5 s
+/// of bash).
+pub const SECOND_STATEMENT_BUDGET: usize = 64 << 20;
+
+/// The byte offset where a second top-level statement starts, if the text has one: a line
+/// break after which the text so far is a complete command bash accepts (not one the end of
+/// input closes, such as an open here-document) and more than blanks and comments follow.
+/// This is how bashlex splits a script into top-level nodes for OpenHands' refusal.
+///
+/// Each head is asked once and not kept (a text of n lines has n heads: keeping them cost n²
+/// bytes); bash reads at most [`SECOND_STATEMENT_BUDGET`] bytes of heads in all, beyond which
+/// the check stops with a witness limit (`unknown`): a one-statement text of some ten thousand
+/// lines, such as a long here-document.
+fn second_statement(run: &Run<'_>, text: &str) -> Result<Option<usize>, CheckError> {
+    let blank = |s: &str| {
+        s.lines().all(|l| {
+            let l = l.trim_matches([' ', '\t', '\r']);
+            l.is_empty() || l.starts_with('#')
+        })
+    };
+    let mut spent = 0usize;
+    for (i, _) in text.match_indices('\n') {
+        let (head, rest) = (&text[..i], &text[i + 1..]);
+        if blank(head) || blank(rest) {
+            continue;
+        }
+        spent += head.len();
+        if spent > SECOND_STATEMENT_BUDGET {
+            return Err(WitnessError::Limit(format!(
+                "to tell whether the text is one statement (the harness refuses more than one), bash \
+                 would parse each of its {} line prefixes, more than {} MiB of text in all",
+                text.matches('\n').count(),
+                SECOND_STATEMENT_BUDGET >> 20
+            ))
+            .into());
+        }
+        let parse = match plain::is_plain(head) && !run.opts.full_witness {
+            true => run.validate(head)?,
+            false => no_crash(run.pool.validate(head.as_bytes(), wants_extglob(head))?)?,
+        };
+        if matches!(parse, Parse::Ok { .. }) {
+            let start = i + 1 + (rest.len() - rest.trim_start().len());
+            return Ok(Some(start));
+        }
+    }
+    Ok(None)
+}

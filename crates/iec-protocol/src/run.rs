@@ -1,0 +1,250 @@
+//! The state of one check: the launch, the witnesses, the hops reported so far, and the
+//! comparisons every hop uses (bash's own parse, asked once per text).
+
+use crate::{plain, words, CheckError, Options};
+use iec_core::{byte_diff, FirstDivergence, Hop, HopReport, Mechanism, WitnessKind};
+use iec_launches::Launch;
+use iec_witness::{BashPool, Parse, WitnessError};
+use serde_json::Value;
+
+pub(crate) struct Run<'a> {
+    pub(crate) launch: &'a Launch,
+    pub(crate) pool: &'a BashPool,
+    pub(crate) opts: Options,
+    pub(crate) hops: Vec<HopReport>,
+    pub(crate) fd: Option<FirstDivergence>,
+    /// Parses already asked for in this check (a text is often parsed at several hops).
+    pub(crate) parsed: std::cell::RefCell<Vec<(String, Parse)>>,
+    /// Set when a plain-text shortcut stood in for a witness.
+    pub(crate) shortcut: std::cell::Cell<bool>,
+}
+
+impl Run<'_> {
+    pub(crate) fn push(
+        &mut self,
+        hop: Hop,
+        witness: WitnessKind,
+        ok: Option<bool>,
+        receipt: Value,
+        note: Option<String>,
+    ) {
+        self.hops.push(HopReport {
+            name: hop.name().into(),
+            kind: hop.kind(),
+            witness,
+            corresponds: ok,
+            receipt,
+            note,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn diverge(
+        &mut self,
+        hop: Hop,
+        witness: WitnessKind,
+        receipt: Value,
+        mechanism: Mechanism,
+        silent: bool,
+        intended: &str,
+        received: &str,
+        detail: String,
+    ) {
+        let index = self.hops.len();
+        self.push(hop, witness, Some(false), receipt, Some(detail.clone()));
+        if self.fd.is_none() {
+            self.fd = Some(FirstDivergence {
+                hop: index,
+                hop_name: hop.name().into(),
+                kind: hop.kind(),
+                mechanism,
+                silent,
+                intended: intended.into(),
+                received: received.into(),
+                diff: byte_diff(intended.as_bytes(), received.as_bytes()),
+                detail,
+            });
+        }
+    }
+
+    /// bash's parse of a plain text, without asking bash: its words, one space apart, as
+    /// `declare -f` prints a simple command.
+    pub(crate) fn plain_parse(&self, text: &str) -> Option<Parse> {
+        if self.opts.full_witness || !plain::is_plain(text) {
+            return None;
+        }
+        self.shortcut.set(true);
+        let words: Vec<&str> = text.split(' ').filter(|w| !w.is_empty()).collect();
+        Some(Parse::Ok {
+            canonical: format!("    {}", words.join(" ")),
+        })
+    }
+
+    /// What the outer shell hands on for harness-rendered words (see
+    /// [`BashPool::expand_words_as`]); literal words are expanded without asking bash.
+    pub(crate) fn expand(
+        &self,
+        words: &str,
+        posix_words: bool,
+    ) -> Result<iec_witness::Expansion, CheckError> {
+        if !self.opts.full_witness && words.len() <= 8192 {
+            if let Some(args) = plain::literal_words(words) {
+                self.shortcut.set(true);
+                return Ok(iec_witness::Expansion {
+                    args,
+                    status: 0,
+                    diagnostics: String::new(),
+                    broke_out: false,
+                });
+            }
+        }
+        Ok(self.pool.expand_words_as(words.as_bytes(), posix_words)?)
+    }
+
+    /// `dash -n`, skipped for plain texts (dash and bash read them alike).
+    pub(crate) fn dash_n(&self, text: &str) -> Result<Result<(), String>, CheckError> {
+        if self.plain_parse(text).is_some() {
+            return Ok(Ok(()));
+        }
+        match self.pool.dash_n(text.as_bytes())? {
+            Err(message) if message.trim().is_empty() => Err(crashed("dash")),
+            r => Ok(r),
+        }
+    }
+
+    pub(crate) fn parse(&self, text: &str) -> Result<Parse, CheckError> {
+        if let Some(p) = self.plain_parse(text) {
+            return Ok(p);
+        }
+        if let Some((_, p)) = self.parsed.borrow().iter().find(|(t, _)| t == text) {
+            // A validity-only answer has no canonical form; ask again for it.
+            if !matches!(p, Parse::Ok { canonical } if canonical.is_empty()) {
+                return Ok(p.clone());
+            }
+        }
+        let p = no_crash(self.pool.parse(text.as_bytes(), wants_extglob(text))?)?;
+        self.parsed.borrow_mut().retain(|(t, _)| t != text);
+        self.parsed.borrow_mut().push((text.to_string(), p.clone()));
+        Ok(p)
+    }
+
+    /// [`Run::parse`] of two texts, in one question to bash when neither is known yet.
+    pub(crate) fn parse_two(&self, a: &str, b: &str) -> Result<(Parse, Parse), CheckError> {
+        let known = |t: &str| {
+            self.plain_parse(t).is_some()
+                || self
+                    .parsed
+                    .borrow()
+                    .iter()
+                    .any(|(x, p)| x == t && !matches!(p, Parse::Ok { canonical } if canonical.is_empty()))
+        };
+        if known(a) || known(b) || wants_extglob(a) != wants_extglob(b) {
+            return Ok((self.parse(a)?, self.parse(b)?));
+        }
+        let (pa, pb) = self
+            .pool
+            .parse_pair(a.as_bytes(), b.as_bytes(), wants_extglob(a))?;
+        let (pa, pb) = (no_crash(pa)?, no_crash(pb)?);
+        for (t, p) in [(a, &pa), (b, &pb)] {
+            self.parsed.borrow_mut().retain(|(x, _)| x != t);
+            self.parsed.borrow_mut().push((t.to_string(), p.clone()));
+        }
+        Ok((pa, pb))
+    }
+
+    /// Whether bash accepts the text (cheaper than [`Run::parse`]; cached with it).
+    pub(crate) fn validate(&self, text: &str) -> Result<Parse, CheckError> {
+        if let Some(p) = self.plain_parse(text) {
+            return Ok(p);
+        }
+        if let Some((_, p)) = self.parsed.borrow().iter().find(|(t, _)| t == text) {
+            return Ok(p.clone());
+        }
+        let p = no_crash(self.pool.validate(text.as_bytes(), wants_extglob(text))?)?;
+        self.parsed.borrow_mut().push((text.to_string(), p.clone()));
+        Ok(p)
+    }
+
+    /// Compares two bash texts by bash's own parse. `Ok(None)`: they denote the same commands;
+    /// `Ok(Some(parse of received))`: they do not.
+    pub(crate) fn same_bash(&self, intended: &str, received: &str) -> Result<Option<Parse>, CheckError> {
+        if intended == received {
+            return Ok(None);
+        }
+        let (a, b) = self.parse_two(intended, received)?;
+        match (a.canonical(), b.canonical()) {
+            (Some(x), Some(y)) if x == y || same_static_values(x, y) => Ok(None),
+            _ => Ok(Some(b)),
+        }
+    }
+
+    /// As [`Run::same_bash`], but `received` may carry the contract-neutral redirect `suffix`
+    /// (`< /dev/null`) where `intended` has none: bash prints redirections right after the
+    /// words of their command, so the first ` < /dev/null` in the canonical form is removed.
+    pub(crate) fn same_bash_modulo(
+        &self,
+        intended: &str,
+        received: &str,
+        suffix: Option<&str>,
+    ) -> Result<Option<Parse>, CheckError> {
+        let Some(sfx) = suffix.map(str::trim).filter(|s| !s.is_empty()) else {
+            return self.same_bash(intended, received);
+        };
+        if intended == received {
+            return Ok(None);
+        }
+        // The suffix appended to a text that parses on its own only adds the redirect (the
+        // canonical comparison below would remove it again); a text that parses only at the
+        // end of input (a trailing backslash) would absorb it, and is compared in full.
+        if received.strip_prefix(intended) == suffix && matches!(self.validate(intended)?, Parse::Ok { .. }) {
+            return Ok(None);
+        }
+        let (a, b) = self.parse_two(intended, received)?;
+        if let (Some(x), Some(y)) = (a.canonical(), b.canonical()) {
+            let needle = format!(" {sfx}");
+            if x == y || (!x.contains(&needle) && y.replacen(&needle, "", 1) == x) {
+                return Ok(None);
+            }
+            let y = if x.contains(&needle) {
+                y.to_string()
+            } else {
+                y.replacen(&needle, "", 1)
+            };
+            if same_static_values(x, &y) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(b))
+    }
+}
+
+/// A witness shell that rejects a text without a word has not found a syntax error: bash and
+/// dash always name one. It died (bash 5.2 overflows its stack on some twenty thousand nested
+/// `$(`, exit 139, nothing on stderr): a witness limit, not the agent's error.
+pub(crate) fn crashed(shell: &str) -> CheckError {
+    WitnessError::Limit(format!(
+        "{shell} ended without a diagnostic while parsing the text: it crashed (deep nesting, such as \
+         thousands of `$(`, overflows its parser's stack), so whether the harness's {shell} would run \
+         it cannot be told"
+    ))
+    .into()
+}
+
+/// [`crashed`] for a parse error without a message.
+pub(crate) fn no_crash(p: Parse) -> Result<Parse, CheckError> {
+    match &p {
+        Parse::Error { message } if message.trim().is_empty() => Err(crashed("bash")),
+        _ => Ok(p),
+    }
+}
+
+/// True when two canonical forms differ only in the quoting of static words (see [`words`]).
+pub(crate) fn same_static_values(x: &str, y: &str) -> bool {
+    matches!((words::normalize(x), words::normalize(y)), (Some(a), Some(b)) if a == b)
+}
+
+/// Texts that switch extglob on themselves are parsed with it on (bash applies `shopt` line by
+/// line; a function body is parsed at once).
+pub(crate) fn wants_extglob(text: &str) -> bool {
+    text.contains("extglob")
+}
