@@ -5,7 +5,7 @@ use anyhow::Result;
 use iec_core::Verdict;
 use iec_launches::Catalog;
 
-/// The demo calls: each is a hazard observed in public reports (see the shared spec tables).
+/// The demo calls: each is a hazard observed in public reports (see the tables in docs/spec/).
 pub const CALLS: &[(&str, &str)] = &[
     ("plain", "ls -la"),
     ("bang-in-quotes", "printf '%s' 'a != b'"),

@@ -37,7 +37,7 @@ pub enum ServerKind {
     ShellServer,
 }
 
-/// Pinned versions the README's measurements were made with.
+/// Pinned versions the measurements in docs/findings/mcp-servers.md were made with.
 pub const DESKTOP_COMMANDER_VERSION: &str = "0.2.52";
 pub const SERVER_COMMANDS_VERSION: &str = "0.5.0";
 pub const SHELL_SERVER_VERSION: &str = "1.1.14";

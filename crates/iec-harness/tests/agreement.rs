@@ -97,7 +97,7 @@ fn predictions_agree_with_real_claude_code() {
     let mut failures = String::new();
     for rep in &reports {
         // Every disagreement fails (the 2.1.72 pipe rebuild's re-quoting is judged by the value
-        // of static words: README, changelog of launch facts).
+        // of static words: CHANGELOG.md, launch facts).
         let other = rep.disagreements();
         if !other.is_empty() {
             failures.push_str(&format!(

@@ -1,7 +1,7 @@
-//! Real Claude Code runs against the replay server (spec claude-code.md §7). Installs the pinned
-//! npm packages into ~/.cache/iec/harnesses (reused). When the install fails, the test fails with
-//! the npm error, unless `IEC_SKIP_HARNESS=1` (or the project-wide `IEC_SKIP_NPM=1`) is set: then
-//! it prints `SKIPPED: …` and passes.
+//! Real Claude Code runs against the replay server (spec docs/spec/claude-code.md §7). Installs
+//! the pinned npm packages into ~/.cache/iec/harnesses (reused). When the install fails, the test
+//! fails with the npm error, unless `IEC_SKIP_HARNESS=1` (or the project-wide `IEC_SKIP_NPM=1`) is
+//! set: then it prints `SKIPPED: …` and passes.
 
 use std::io::Write;
 use std::path::PathBuf;

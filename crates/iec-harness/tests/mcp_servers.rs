@@ -225,8 +225,8 @@ fn mcp_shell_server_execs_argv_drops_empty_and_refuses_operators() {
     );
 }
 
-/// The README's table: 100 generated hazard payloads (`hazard_payloads(100, 1)`) and 17
-/// hand-picked ones, on each server.
+/// The table of docs/findings/mcp-servers.md: 100 generated hazard payloads
+/// (`hazard_payloads(100, 1)`) and 17 hand-picked ones, on each server.
 #[test]
 fn measured_totals() {
     let ps = measurement_payloads();

@@ -1,5 +1,5 @@
 //! Launch behaviour, as a table: call × launch → verdict, hop, kind, mechanism, silence. Each row
-//! cites the fact it pins (shared spec section or observation).
+//! cites the fact it pins (docs/spec section or observation).
 
 use iec_core::{Call, HopKind, Mechanism, Verdict};
 use iec_launches::Catalog;
@@ -118,7 +118,7 @@ fn text(launch: &str, t: &str, want: Want) {
 
 #[test]
 fn claude_code_2_1_72_escapes_bang_inside_quotes() {
-    // claude-code.md §7.2 (observed): 'a != b' arrives as a \!= b; silent.
+    // docs/spec/claude-code.md §7.2 (observed): 'a != b' arrives as a \!= b; silent.
     text(
         "claude-code-2.1.72-linux",
         "printf '%s' 'a != b'",
@@ -196,7 +196,7 @@ fn control_paths() {
 
 #[test]
 fn dash_as_sh() {
-    // harnesses.md §17: dash has no arrays, [[, {a,b}, $'…', <<<.
+    // docs/spec/harnesses.md §17: dash has no arrays, [[, {a,b}, $'…', <<<.
     text("sh-c", "echo hi | wc -c", Corresponds);
     text(
         "sh-c",
@@ -246,7 +246,7 @@ fn dash_as_sh() {
 
 #[test]
 fn gemini_cli() {
-    // harnesses.md §3.2: command substitution refused (loud); bash -c wrapper stripped.
+    // docs/spec/harnesses.md §3.2: command substitution refused (loud); bash -c wrapper stripped.
     text(
         "gemini-cli-linux",
         "echo \"today $(date)\"",
@@ -285,7 +285,7 @@ fn argv_launches() {
         Corresponds,
     );
     run("codex-shell-linux", argv(&["bash", "-lc", "echo 'x"]), Unknown);
-    // harnesses.md §13, V17: mcp-shell-server joins argv with spaces for /bin/sh -c.
+    // docs/spec/harnesses.md §13, V17: mcp-shell-server joins argv with spaces for /bin/sh -c.
     run("mcp-shell-server", argv(&["ls", "-la"]), Corresponds);
     run(
         "mcp-shell-server",

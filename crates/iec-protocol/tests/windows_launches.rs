@@ -1,4 +1,4 @@
-//! Windows launches: each row pins a fact of the shared spec (section named in the row) as
+//! Windows launches: each row pins a fact of the spec in docs/spec/ (section named in the row) as
 //! call × launch → verdict, first divergent hop, kind, mechanism, silence.
 
 use iec_core::{CheckReport, HopKind, Mechanism, Verdict, WitnessKind};
@@ -43,8 +43,8 @@ fn diverges(launch: &str, text: &str, hop: &str, kind: HopKind, m: Mechanism, si
     r
 }
 
-/// claude-code.md §2.3: `n` backslashes arrive as `ceil(n/2)` (MSVCRT-style quoting by libuv,
-/// MSYS2 globify halving inside quotes); bash still parses the result, so it is silent.
+/// docs/spec/claude-code.md §2.3: `n` backslashes arrive as `ceil(n/2)` (MSVCRT-style quoting by
+/// libuv, MSYS2 globify halving inside quotes); bash still parses the result, so it is silent.
 #[test]
 fn git_bash_halves_backslashes_silently() {
     let r = diverges(
@@ -62,7 +62,7 @@ fn git_bash_halves_backslashes_silently() {
     // The real bash witness parsed what MSYS2 delivered.
     let shell = &r.hops[fd.hop + 1];
     assert_eq!((shell.name.as_str(), shell.witness), ("shell", WitnessKind::Real));
-    // Same mechanism on opencode's Git Bash path (harnesses.md §9, M4; V1).
+    // Same mechanism on opencode's Git Bash path (docs/spec/harnesses.md §9, M4; V1).
     diverges(
         "opencode-windows-git-bash",
         r"printf '%s\n' 'a\\b'",
@@ -73,7 +73,7 @@ fn git_bash_halves_backslashes_silently() {
     );
 }
 
-/// claude-code.md §2.3 matrix (CC#89392): 1→1, 2→1, 4→2, 8→4 backslashes.
+/// docs/spec/claude-code.md §2.3 matrix (CC#89392): 1→1, 2→1, 4→2, 8→4 backslashes.
 #[test]
 fn halving_is_ceil_n_over_2() {
     for (n, want) in [(2usize, 1usize), (3, 2), (4, 2), (8, 4)] {
@@ -94,8 +94,8 @@ fn halving_is_ceil_n_over_2() {
     );
 }
 
-/// claude-code.md §2.4 / windows-receivers.md §6.1: the `-c` word is cut at 8,186 characters;
-/// bash then reports an unterminated quote (loud).
+/// docs/spec/claude-code.md §2.4 / docs/spec/windows-receivers.md §6.1: the `-c` word is cut at
+/// 8,186 characters; bash then reports an unterminated quote (loud).
 #[test]
 fn git_bash_truncates_a_long_quoted_payload() {
     let text = format!("printf '%s' '{}'", "x".repeat(9000 - 14));
@@ -120,8 +120,8 @@ fn git_bash_truncates_a_long_quoted_payload() {
     );
 }
 
-/// harnesses.md §4.1 and M3(a) (goose#11259): cmd runs only the first line and returns its exit
-/// code, so the cut is silent (goose before PR #11537, which rejects newlines).
+/// docs/spec/harnesses.md §4.1 and M3(a) (goose#11259): cmd runs only the first line and returns
+/// its exit code, so the cut is silent (goose before PR #11537, which rejects newlines).
 #[test]
 fn cmd_runs_only_the_first_line() {
     for l in ["goose-windows-cmd", "cline-windows-cmd"] {
@@ -142,8 +142,8 @@ fn cmd_runs_only_the_first_line() {
     );
 }
 
-/// harnesses.md §2.3 + M1 (oh-my-codex#2811), windows-receivers.md §5.2: Windows PowerShell 5.1
-/// passes `console.log("test")` to node as `console.log(test)`.
+/// docs/spec/harnesses.md §2.3 + M1 (oh-my-codex#2811), docs/spec/windows-receivers.md §5.2:
+/// Windows PowerShell 5.1 passes `console.log("test")` to node as `console.log(test)`.
 #[test]
 fn powershell51_consumes_embedded_quotes_of_native_arguments() {
     let r = diverges(
@@ -187,8 +187,8 @@ fn powershell51_consumes_embedded_quotes_of_native_arguments() {
     }
 }
 
-/// cmd has no `\"` escape (harnesses.md M2): Node's quoting of a command with quotes reaches cmd
-/// with backslashes in it.
+/// cmd has no `\"` escape (docs/spec/harnesses.md M2): Node's quoting of a command with quotes
+/// reaches cmd with backslashes in it.
 #[test]
 fn node_quoting_into_cmd_changes_quoted_commands() {
     let r = report("cline-windows-cmd", r#"echo "hello world" a"b"c"#);
@@ -234,7 +234,7 @@ fn powershell_unknowns() {
     assert!(r.reason.unwrap().contains("variable"));
     let r = report("pwsh-native", "node -e (Get-Content x.js)");
     assert_eq!(r.verdict, Verdict::Unknown, "{}", ctx(&r));
-    // harnesses.md §18 V11 (codex#30473): `@{u}` is a hashtable literal → ParserError.
+    // docs/spec/harnesses.md §18 V11 (codex#30473): `@{u}` is a hashtable literal → ParserError.
     let r = report(
         "codex-windows-powershell",
         "git rev-parse --symbolic-full-name @{u}",

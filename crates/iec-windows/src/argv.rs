@@ -1,6 +1,6 @@
 //! MSVC-family argv parsers: UCRT (2008+), pre-2008 msvcrt and CommandLineToArgvW.
 //!
-//! Spec: `windows-receivers.md` §1 (UCRT, pre-2008) and §2 (CommandLineToArgvW).
+//! Spec: `docs/spec/windows-receivers.md` §1 (UCRT, pre-2008) and §2 (CommandLineToArgvW).
 
 /// Placeholder for `GetModuleFileNameW(NULL)` returned for an empty command line.
 pub const DEFAULT_MODULE_NAME: &str = "TEST.EXE";

@@ -2,8 +2,9 @@
 //! command-line **receivers** (how a program turns its one command-line string into argv, or
 //! what cmd.exe executes) and **senders** (how a runtime renders an argv into a command line).
 //!
-//! Every algorithm follows `windows-receivers.md` (the project spec); the public test vectors
-//! in `tests/data/` pin them down. Nothing here touches the real file system or needs Windows.
+//! Every algorithm follows `docs/spec/windows-receivers.md` (the project spec); the public test
+//! vectors in `tests/data/` pin them down. Nothing here touches the real file system or needs
+//! Windows.
 //!
 //! ```
 //! use iec_windows::{receive, render};

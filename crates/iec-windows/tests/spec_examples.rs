@@ -1,5 +1,5 @@
-//! Worked examples from `windows-receivers.md`, and the documented CommandLineToArgvW / pre-2008
-//! differences from UCRT.
+//! Worked examples from `docs/spec/windows-receivers.md`, and the documented CommandLineToArgvW /
+//! pre-2008 differences from UCRT.
 
 use iec_windows::cmd::CmdOptions;
 use iec_windows::powershell::{self, PassingMode};
