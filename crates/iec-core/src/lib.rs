@@ -313,6 +313,22 @@ pub struct FirstDivergence {
     pub diff: String,
     /// Human-readable explanation.
     pub detail: String,
+    /// Where the receiver's action differs from the intended one, when both are bash texts
+    /// whose parse was read as actions: the first command and word (or operator) that differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActionDifference>,
+}
+
+/// The first difference between two actions (see `FirstDivergence::action`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionDifference {
+    /// The command it is in, counted from 0 by control operators (`;`, `|`, `&&`, …).
+    pub command: usize,
+    /// The intended word or operator, quoted as bash would read its value (`(nothing)` when
+    /// the intended action has ended).
+    pub intended: String,
+    /// The received one.
+    pub received: String,
 }
 
 /// The result of checking one call on one launch.

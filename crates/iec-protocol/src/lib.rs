@@ -13,9 +13,9 @@ pub mod gen;
 pub mod plain;
 mod hops;
 pub use hops::tool_input::SECOND_STATEMENT_BUDGET;
+pub mod action;
 mod run;
 mod windows;
-mod words;
 
 /// The PowerShell parsing the repair layer renders native calls with (tree-sitter-powershell
 /// and the `iec-windows` argument parser, as the check uses them).

@@ -1,8 +1,8 @@
 //! The state of one check: the launch, the witnesses, the hops reported so far, and the
 //! comparisons every hop uses (bash's own parse, asked once per text).
 
-use crate::{plain, words, CheckError, Options};
-use iec_core::{byte_diff, FirstDivergence, Hop, HopReport, Mechanism, WitnessKind};
+use crate::{action, plain, CheckError, Options};
+use iec_core::{byte_diff, ActionDifference, FirstDivergence, Hop, HopReport, Mechanism, WitnessKind};
 use iec_launches::Launch;
 use iec_witness::{BashPool, Parse, WitnessError};
 use serde_json::Value;
@@ -63,8 +63,26 @@ impl Run<'_> {
                 received: received.into(),
                 diff: byte_diff(intended.as_bytes(), received.as_bytes()),
                 detail,
+                action: self.action_difference(intended, received),
             });
         }
+    }
+
+    /// The first command and word where bash's parses of two texts (asked for already in this
+    /// check) differ as actions.
+    fn action_difference(&self, intended: &str, received: &str) -> Option<ActionDifference> {
+        let parsed = self.parsed.borrow();
+        let canonical = |t: &str| match parsed.iter().find(|(x, _)| x == t) {
+            Some((_, Parse::Ok { canonical })) if !canonical.is_empty() => Some(canonical.clone()),
+            _ => None,
+        };
+        let (x, y) = (canonical(intended)?, canonical(received)?);
+        let (command, intended, received) = action::first_difference(&x, &y)?;
+        Some(ActionDifference {
+            command,
+            intended,
+            received,
+        })
     }
 
     /// bash's parse of a plain text, without asking bash: its words, one space apart, as
@@ -173,14 +191,14 @@ impl Run<'_> {
         }
         let (a, b) = self.parse_two(intended, received)?;
         match (a.canonical(), b.canonical()) {
-            (Some(x), Some(y)) if x == y || same_static_values(x, y) => Ok(None),
+            (Some(x), Some(y)) if action::same(x, y) => Ok(None),
             _ => Ok(Some(b)),
         }
     }
 
     /// As [`Run::same_bash`], but `received` may carry the contract-neutral redirect `suffix`
-    /// (`< /dev/null`) where `intended` has none: bash prints redirections right after the
-    /// words of their command, so the first ` < /dev/null` in the canonical form is removed.
+    /// (`< /dev/null`) once more than `intended`, wherever the harness put it (after the
+    /// command, before a pipeline's first `|`).
     pub(crate) fn same_bash_modulo(
         &self,
         intended: &str,
@@ -201,16 +219,7 @@ impl Run<'_> {
         }
         let (a, b) = self.parse_two(intended, received)?;
         if let (Some(x), Some(y)) = (a.canonical(), b.canonical()) {
-            let needle = format!(" {sfx}");
-            if x == y || (!x.contains(&needle) && y.replacen(&needle, "", 1) == x) {
-                return Ok(None);
-            }
-            let y = if x.contains(&needle) {
-                y.to_string()
-            } else {
-                y.replacen(&needle, "", 1)
-            };
-            if same_static_values(x, &y) {
+            if action::same_modulo(x, y, sfx) {
                 return Ok(None);
             }
         }
@@ -236,11 +245,6 @@ pub(crate) fn no_crash(p: Parse) -> Result<Parse, CheckError> {
         Parse::Error { message } if message.trim().is_empty() => Err(crashed("bash")),
         _ => Ok(p),
     }
-}
-
-/// True when two canonical forms differ only in the quoting of static words (see [`words`]).
-pub(crate) fn same_static_values(x: &str, y: &str) -> bool {
-    matches!((words::normalize(x), words::normalize(y)), (Some(a), Some(b)) if a == b)
 }
 
 /// Texts that switch extglob on themselves are parsed with it on (bash applies `shopt` line by
