@@ -54,6 +54,94 @@ pub(crate) struct Jail {
     drop_to: Option<(libc::uid_t, libc::gid_t)>,
     cpu: Option<usize>,
     exec: Exec,
+    /// The Landlock ruleset the witness restricts itself to before its exec (see [`Reads`]).
+    reads: Option<Reads>,
+}
+
+/// What a witness may read, enforced by Landlock (Linux 5.13+): the system's programs and
+/// libraries (`/usr`, `/lib*`, `/bin`, `/sbin`), the loader cache, `/etc/inputrc` (readline's
+/// keys, as the harness's shell has them), `/dev/null`, and its own directory. Nothing else:
+/// a text that gets bash to read a file (`$(<file)`, which bash performs without a command the
+/// DEBUG trap could skip) gets a permission error, so no file of the user's, of `/etc` or of
+/// `/proc` can reach a report. Where the kernel has no Landlock the witness runs without it
+/// (the other layers hold; `iec check` cannot then promise that reads are confined).
+pub(crate) struct Reads {
+    ruleset: std::os::fd::OwnedFd,
+}
+
+const LL_EXECUTE: u64 = 1 << 0;
+const LL_READ_FILE: u64 = 1 << 2;
+const LL_READ_DIR: u64 = 1 << 3;
+
+impl Reads {
+    /// The ruleset, or `None` where the kernel has no Landlock.
+    fn new(own: &[&std::path::Path]) -> Option<Reads> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let handled: u64 = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR;
+        // SAFETY: landlock_create_ruleset reads `size` bytes of the attribute (its first field,
+        // handled_access_fs, is all an ABI-1 kernel knows).
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                &handled as *const u64,
+                std::mem::size_of::<u64>(),
+                0u32,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a fresh descriptor of our own.
+        let ruleset = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
+        let system = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR;
+        let mut rules: Vec<(std::path::PathBuf, u64)> = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"]
+            .iter()
+            .map(|d| (d.into(), system))
+            .collect();
+        for f in ["/etc/ld.so.cache", "/etc/inputrc", "/dev/null"] {
+            rules.push((f.into(), LL_READ_FILE));
+        }
+        for d in own {
+            // (A file among them gets only the file rights below.)
+            rules.push((d.to_path_buf(), LL_READ_FILE | LL_READ_DIR));
+        }
+        for (path, access) in rules {
+            let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { continue };
+            // SAFETY: open with O_PATH of a NUL-terminated path.
+            let pfd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+            if pfd < 0 {
+                continue;
+            }
+            // SAFETY: a descriptor we just opened.
+            let pfd = unsafe { std::os::fd::OwnedFd::from_raw_fd(pfd) };
+            let meta = std::fs::metadata(&path);
+            // A file takes only file rights.
+            let access = match meta {
+                Ok(m) if !m.is_dir() => access & (LL_EXECUTE | LL_READ_FILE),
+                _ => access,
+            };
+            #[repr(C, packed)]
+            struct PathBeneath {
+                allowed_access: u64,
+                parent_fd: i32,
+            }
+            let attr = PathBeneath {
+                allowed_access: access,
+                parent_fd: pfd.as_raw_fd(),
+            };
+            // SAFETY: landlock_add_rule with a path-beneath attribute (type 1) on our ruleset.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset.as_raw_fd(),
+                    1u32,
+                    &attr as *const PathBeneath,
+                    0u32,
+                )
+            };
+        }
+        Some(Reads { ruleset })
+    }
 }
 
 /// The program, argv and environment of the jail's own exec, as C arrays.
@@ -355,8 +443,16 @@ impl Jail {
                 drop_to,
                 cpu,
                 exec,
+                reads: None,
             }))
         }
+    }
+
+    /// Confines the witness's reads (see [`Reads`]) to the system's programs and libraries and
+    /// `own`, its directories.
+    pub(crate) fn reading(mut self, own: &[&std::path::Path]) -> Jail {
+        self.reads = Reads::new(own);
+        self
     }
 
     /// The user and group the witness runs as, when it drops privileges: its private
@@ -423,6 +519,12 @@ impl Jail {
         }
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             return err();
+        }
+        if let Some(r) = &self.reads {
+            use std::os::fd::AsRawFd;
+            if libc::syscall(libc::SYS_landlock_restrict_self, r.ruleset.as_raw_fd(), 0u32) != 0 {
+                return err();
+            }
         }
         let magic = match magic_page() {
             Ok(m) => m as *mut u8,
@@ -619,8 +721,15 @@ unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) {
 /// Runs `program` with `args` and `env` under the jail of `kind` in the calling process (the
 /// entry point of a helper that a program such as tmux starts in place of the witness): never
 /// returns on success.
-pub fn exec_jailed(kind: Kind, program: &OsStr, args: &[&OsStr], env: &[(&str, &OsStr)]) -> std::io::Error {
-    match Jail::new(kind, program, args, env, None) {
+/// Its reads are confined to the system and `readable` (directories and files).
+pub fn exec_jailed(
+    kind: Kind,
+    program: &OsStr,
+    args: &[&OsStr],
+    env: &[(&str, &OsStr)],
+    readable: &[&std::path::Path],
+) -> std::io::Error {
+    match Jail::new(kind, program, args, env, None).map(|j| j.map(|j| j.reading(readable))) {
         // SAFETY: the calling process is single-threaded at this point by contract of a helper
         // entry point; everything the jail touches was built above.
         Ok(Some(j)) => unsafe { j.enter_and_exec() },
@@ -638,6 +747,9 @@ mod tests {
     /// succeeded as bits of its exit status.
     fn probe(kind: Kind, script: &str) -> (i32, String) {
         let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("own"), "mine\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let bash = crate::bash_path();
         let script = script.replace("DIR", &dir.path().display().to_string());
         let jail = Jail::new(
@@ -648,7 +760,9 @@ mod tests {
             None,
         )
         .unwrap()
-        .expect("a filter for this architecture");
+        .expect("a filter for this architecture")
+        .reading(&[dir.path()]);
+        assert!(jail.reads.is_some(), "this kernel has no Landlock: reads would not be confined");
         let mut cmd = std::process::Command::new(&bash);
         // SAFETY: the closure only enters the jail (see enter_and_exec).
         unsafe {
@@ -657,7 +771,7 @@ mod tests {
         }
         let out = cmd.output().unwrap();
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
-        assert!(left.is_empty(), "something was written: {left:?}");
+        assert_eq!(left, ["own"], "something was written");
         (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
     }
 
@@ -668,7 +782,10 @@ exec /usr/bin/true
 { : > DIR/f; } && r=$((r|4))
 { exec 3<>/dev/tcp/127.0.0.1/9; } && r=$((r|8))
 kill -0 1 && r=$((r|16))
-{ read -r x < /proc/self/status; } || r=$((r|32))
+{ read -r x < /proc/self/status; } && r=$((r|32))
+{ read -r x < /etc/hostname; } && r=$((r|32))
+[[ -n $(</etc/hostname) ]] && r=$((r|32))
+{ read -r x < DIR/own && [[ $x == mine ]]; } || r=$((r|64))
 r=$((r|1))
 x=$(/usr/bin/true && echo ran)
 r=$((r&~1))
@@ -694,14 +811,14 @@ r=$((r&~1))
     fn parse_jail_forbids_exec_fork_writes_sockets_and_signals() {
         let (code, err) = probe(Kind::Parse, ACTIONS);
         eprintln!("stderr: {err}");
-        assert_eq!(code, 1, "bits: 1 exec (or stopped before the fork), 2 fork, 4 write-open, 8 socket, 16 kill, 32 read failed");
+        assert_eq!(code, 1, "bits: 1 exec (or stopped before the fork), 2 fork, 4 write-open, 8 socket, 16 kill, 32 a file outside its directory read, 64 its own file not read");
     }
 
     #[test]
     fn expand_jail_allows_fork_only() {
         let (code, err) = probe(Kind::Expand, ACTIONS);
         eprintln!("stderr: {err}");
-        assert_eq!(code, 2, "bits: 1 exec, 2 fork, 4 write-open, 8 socket, 16 kill, 32 read failed");
+        assert_eq!(code, 2, "bits: 1 exec, 2 fork, 4 write-open, 8 socket, 16 kill, 32 a file outside its directory read, 64 its own file not read");
     }
 
     #[test]

@@ -361,7 +361,7 @@ impl BashServer {
         let mut cmd = Command::new(&bash);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd.current_dir(dir.path()).stdin(Stdio::piped());
-        let jail = Jail::new(kind, bash.as_os_str(), &args, &env, cpu)?;
+        let jail = Jail::new(kind, bash.as_os_str(), &args, &env, cpu)?.map(|j| j.reading(&[dir.path()]));
         match jail {
             Some(jail) => {
                 if let Some((uid, gid)) = jail.owner() {

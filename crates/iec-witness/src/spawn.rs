@@ -16,6 +16,7 @@ fn run_jailed(
     args: &[&OsStr],
     env: &[(&str, &OsStr)],
     fd3: Option<std::os::fd::OwnedFd>,
+    readable: Option<&std::path::Path>,
 ) -> Result<std::process::Output, WitnessError> {
     use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
@@ -23,7 +24,8 @@ fn run_jailed(
     let program = resolve(program);
     let mut cmd = Command::new(&program);
     cmd.current_dir(dir.path()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let jail = crate::jail::Jail::new(crate::jail::Kind::Parse, program.as_os_str(), args, env, None)?;
+    let jail = crate::jail::Jail::new(crate::jail::Kind::Parse, program.as_os_str(), args, env, None)?
+        .map(|j| j.reading(&[Some(dir.path()), readable].into_iter().flatten().collect::<Vec<_>>()));
     let raw3 = fd3.as_ref().map(|f| f.as_raw_fd());
     match jail {
         Some(jail) => {
@@ -110,6 +112,7 @@ fn run(program: &OsStr, args: &[&OsStr]) -> Result<std::process::Output, Witness
         args,
         &[("PATH", OsStr::new("")), ("LANG", OsStr::new("C.UTF-8"))],
         None,
+        None,
     )
 }
 
@@ -146,7 +149,7 @@ fn syntax_run(
         let feed = std::thread::spawn(move || {
             let _ = writer.write_all(&body);
         });
-        let out = run_jailed(shell, &args, &env, Some(reader.into()))?;
+        let out = run_jailed(shell, &args, &env, Some(reader.into()), None)?;
         let _ = feed.join();
         (out, true)
     };
@@ -322,6 +325,7 @@ pub fn bash_env_witness(argv: &[Vec<u8>]) -> Result<Vec<u8>, WitnessError> {
         &args,
         &[("PATH", OsStr::new("")), ("BASH_ENV", env_file.as_os_str())],
         Some(writer.into()),
+        Some(dir.path()),
     )?;
     let got = collect
         .join()

@@ -641,7 +641,14 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
         .collect();
     let env: Vec<(&str, &OsStr)> = env.iter().map(|(k, v)| (k.as_str(), v.as_os_str())).collect();
     let rest: Vec<&OsStr> = args[5..].iter().map(OsString::as_os_str).collect();
-    let e = crate::jail::exec_jailed(crate::jail::Kind::Expand, program.as_os_str(), &rest, &env);
+    // It reads its rc file, its home and working directories, and the system's programs and
+    // libraries, nothing else (not the log of texts next to them).
+    let home = env.iter().find(|(k, _)| *k == "HOME").map(|(_, v)| PathBuf::from(v));
+    let cwd = std::env::current_dir().ok();
+    let rc = PathBuf::from(&args[3]);
+    let readable: Vec<&std::path::Path> =
+        [home.as_deref(), cwd.as_deref(), Some(rc.as_path())].into_iter().flatten().collect();
+    let e = crate::jail::exec_jailed(crate::jail::Kind::Expand, program.as_os_str(), &rest, &env, &readable);
     fail("cannot start the jailed shell", &e)
 }
 
