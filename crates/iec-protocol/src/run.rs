@@ -63,7 +63,13 @@ impl Run<'_> {
                 received: received.into(),
                 diff: byte_diff(intended.as_bytes(), received.as_bytes()),
                 detail,
-                action: self.action_difference(intended, received),
+                // Only where the hop compares two shell texts (not a program name, an argv).
+                action: matches!(
+                    hop,
+                    Hop::HarnessRewrite | Hop::Wrapper | Hop::Shell | Hop::Eval | Hop::InnerShell | Hop::Terminal
+                )
+                .then(|| self.action_difference(intended, received))
+                .flatten(),
             });
         }
     }
@@ -72,9 +78,13 @@ impl Run<'_> {
     /// check) differ as actions.
     fn action_difference(&self, intended: &str, received: &str) -> Option<ActionDifference> {
         let parsed = self.parsed.borrow();
+        // A plain text's parse is computed, not asked (and not kept).
         let canonical = |t: &str| match parsed.iter().find(|(x, _)| x == t) {
             Some((_, Parse::Ok { canonical })) if !canonical.is_empty() => Some(canonical.clone()),
-            _ => None,
+            _ => match self.plain_parse(t) {
+                Some(Parse::Ok { canonical }) => Some(canonical),
+                _ => None,
+            },
         };
         let (x, y) = (canonical(intended)?, canonical(received)?);
         let (command, intended, received) = action::first_difference(&x, &y)?;

@@ -230,6 +230,60 @@ pub fn dash_n(text: &[u8]) -> Result<Result<(), String>, WitnessError> {
     syntax_check(OsStr::new(dash), &[], text, &format!("{dash}: "))
 }
 
+/// What bash's history expansion makes of each line an interactive shell reads, as that shell
+/// does it (`history -p` runs the same expansion, `pre_process_line`, on its argument), in a
+/// jailed non-interactive bash with `set -H` and an empty history: for each line, `Some` of the
+/// expanded line or `None` where the expansion fails (`event not found`, a bad modifier). The
+/// terminal witness itself reads with history expansion off, so a text can never make its
+/// shell read anything but the typed characters; a line this changes is judged here.
+pub fn history_expand(lines: &[&str]) -> Result<Vec<Option<String>>, WitnessError> {
+    let script = "set -H; set -o history
+while IFS= builtin read -r -d '' -u 3 l; do
+  builtin history -c
+  if builtin history -p -- \"$l\"; then builtin printf '\\0'; else builtin printf '\\1\\0'; fi
+done";
+    let (reader, mut writer) = std::io::pipe()?;
+    let mut body = Vec::new();
+    for l in lines {
+        if l.contains('\0') {
+            return Err(WitnessError::Protocol("a NUL byte in a typed line".into()));
+        }
+        body.extend_from_slice(l.as_bytes());
+        body.push(0);
+    }
+    let feed = std::thread::spawn(move || {
+        let _ = writer.write_all(&body);
+    });
+    let bash = bash_path();
+    let args = [OsStr::new("--norc"), OsStr::new("--noprofile"), OsStr::new("-c"), OsStr::new(script)];
+    let out = run_jailed(
+        bash.as_os_str(),
+        &args,
+        &[("PATH", OsStr::new("")), ("LANG", OsStr::new("C.UTF-8"))],
+        Some(reader.into()),
+        None,
+    )?;
+    let _ = feed.join();
+    let mut got = Vec::new();
+    for rec in out.stdout.split(|&b| b == 0).take(lines.len()) {
+        got.push(if rec == [1] {
+            None
+        } else {
+            let line = rec.strip_suffix(b"\n").unwrap_or(rec);
+            Some(String::from_utf8_lossy(line).into_owned())
+        });
+    }
+    if got.len() != lines.len() {
+        return Err(WitnessError::Protocol(format!(
+            "history expansion witness answered {} of {} lines: {}",
+            got.len(),
+            lines.len(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(got)
+}
+
 /// Why bash, started with `args` (what follows argv\[0\]), would run something before or
 /// instead of the `BASH_ENV` file: `None` when it reads `BASH_ENV` first and nothing else. bash
 /// reads `BASH_ENV` only when it is not interactive, not a login shell, not in POSIX mode and
@@ -418,5 +472,29 @@ mod tests {
         }
         let argv = v(&["/bin/bash", "-c", "printf '%s' 'a != b'\n/usr/bin/touch /nonexistent"]);
         assert_eq!(bash_env_witness(&argv).unwrap(), argv[2]);
+    }
+
+    #[test]
+    fn history_expansion_as_the_interactive_shell_does_it() {
+        let got = super::history_expand(&[
+            "echo 'a != b'",
+            "echo \"a!b\"",
+            "x !# y",
+            "echo 'a!b'",
+            "",
+            "!#:1:s/{x/}/",
+            "^a^b",
+        ])
+        .unwrap();
+        let want: Vec<Option<String>> = vec![
+            Some("echo 'a != b'".into()),
+            None,
+            Some("x x  y".into()),
+            Some("echo 'a!b'".into()),
+            Some("".into()),
+            None,
+            None,
+        ];
+        assert_eq!(got, want);
     }
 }

@@ -12,11 +12,11 @@
 //!    signals to others, `setsid`/`setpgid` fail, the process count is limited, and it has its
 //!    own network and PID namespaces. Without a helper the witness refuses to start; it never
 //!    runs bash unjailed.
-//! 2. **Readline.** Every readline function that expands the line or a word, completes, runs or
-//!    accepts the line (other than Enter, which the witness drives) is taken from its keys: the
-//!    list is made at start in the witness bash itself from `bind -l` and `bind -p` (see `RC`),
-//!    and each key sequence bound to one of them is rebound to a recorder, so the witness knows
-//!    that the harness's shell would have acted on the line while it was typed.
+//! 2. **Readline.** Every readline function but self-insert and accept-line (Enter) is taken from
+//!    its keys, editing functions included: the list is made at start in the witness bash
+//!    itself from `bind -l` and `bind -p` (see `RC`), and each key sequence bound to one of them
+//!    is rebound to a recorder, so the witness knows that the harness's shell would have acted
+//!    on the line while it was typed, and the line bash reads is the typed text itself.
 //! 3. **The wrapper.** The witness types `__iec_r() {` first and `} # END<nonce>` last, so the
 //!    shell reads the harness's lines as the body of a function that is never called. When the
 //!    shell ends that definition early (a syntax error, an aborted line), the prompt hook sees
@@ -119,33 +119,25 @@ __iec_probe_NONCE() {
 __iec_key_NONCE() {
   builtin printf 'key\0%s\0\0\0\0' "$1" >&9
 }
-# The readline functions the harness's shell would use to act on the line while it is typed,
-# chosen by name from this readline's own `bind -l`:
-#  - expansion of the line or a word: shell-expand-line (performs command substitution and
-#    arithmetic, assignments included, while editing), history-expand-line, magic-space,
-#    alias-expand-line, history-and-alias-expand-line, tilde-expand, dabbrev-expand,
-#    glob-expand-word, glob-list-expansions, glob-complete-word, vi-tilde-expand;
-#  - completion: complete, complete-*, possible-*-completions, menu-complete*, insert-completions,
-#    delete-char-or-list, dynamic-complete-history, vi-complete, spell-correct-word (bash's
-#    completion expands directory names, `$((...))` included, and runs programmable completions);
-#  - running or accepting the line other than Enter: edit-and-execute-command and its vi form
-#    (fc runs the edited line), operate-and-get-next, insert-comment;
-#  - words taken from history by its expansion code: insert-last-argument, yank-last-arg,
-#    yank-nth-arg, vi-yank-arg;
-#  - re-read-init-file (an inputrc could bind keys again) and vi-editing-mode (the vi keymaps,
-#    where other keys run these functions).
+# Every readline function but the two that type a character or end a line (self-insert and
+# accept-line), chosen by name from this readline's own `bind -l`: those that expand the line or
+# a word (shell-expand-line performs command substitution and arithmetic while editing),
+# complete, run or accept the line otherwise (edit-and-execute-command, operate-and-get-next),
+# take words from history, re-read the init file or switch to vi mode, and every editing
+# function too (a deleted or moved character makes the line bash reads other than the typed
+# text: `x`, DEL, `}` reads as `}`, which could end the witness's wrapper where the typed text
+# could not). A text that presses any of them is not the text the harness's shell runs.
 # Each key sequence bound to one of them in the emacs keymap is rebound to a recorder that
 # leaves the line alone; then the keymap is listed again and any that is still bound (or any
 # `bind -x` command not the witness's) ends the shell with an error record.
+# Readline binds the terminal's erase, kill, word-erase and literal-next characters to its
+# editing functions again each time it prepares the terminal unless told not to (the helper
+# also disables them in the terminal).
+builtin bind 'set bind-tty-special-chars off'
 declare -A __iec_deny=()
 for __iec_f in $(builtin bind -l); do
   case $__iec_f in
-    *expand*|magic-space|glob-*) ;;
-    *complete*|possible-*|insert-completions|delete-char-or-list|spell-correct-word) ;;
-    *execute*|operate-and-get-next|insert-comment) ;;
-    *last-arg*|*nth-arg*|vi-yank-arg) ;;
-    re-read-init-file|vi-editing-mode) ;;
-    *) continue ;;
+    self-insert|accept-line) continue ;;
   esac
   __iec_deny[$__iec_f]=1
 done
@@ -233,7 +225,9 @@ pub struct Typist {
     pub suffix: String,
     /// `Enter` as the last argument of the same call (else a second `send-keys Enter`).
     pub enter_same_call: bool,
-    /// History expansion on in the interactive shell.
+    /// History expansion on in the harness's interactive shell. The witness itself always reads
+    /// with it off (see [`crate::spawn::history_expand`] for the expansion); the field keeps
+    /// witnesses of the two kinds apart.
     pub history_expansion: bool,
     /// Pane width.
     pub width: u32,
@@ -616,13 +610,24 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
         // on, so the characters themselves are disabled.)
         let mut t: libc::termios = std::mem::zeroed();
         if libc::tcgetattr(0, &mut t) == 0 {
-            for c in [libc::VINTR, libc::VQUIT, libc::VSUSP] {
+            for c in [
+                libc::VINTR,
+                libc::VQUIT,
+                libc::VSUSP,
+                libc::VERASE,
+                libc::VKILL,
+                libc::VWERASE,
+                libc::VLNEXT,
+                libc::VREPRINT,
+            ] {
                 t.c_cc[c] = 0; // _POSIX_VDISABLE
             }
             libc::tcsetattr(0, libc::TCSANOW, &t);
         }
         (libc::getppid(), libc::getpgrp())
     };
+    // The log lies in the witness's own directory (see `TmuxWitness::start`).
+    let witness_dir = Path::new(&args[2]).parent().map(Path::to_path_buf).unwrap_or_default();
     // The watchdog: opened before the fork, so that neither id can be reused in between.
     let owner_p = Proc::new(owner);
     let server_p = Proc::new(server);
@@ -632,7 +637,7 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
     // SAFETY: fork in a single-threaded process; the child only polls and signals.
     match unsafe { libc::fork() } {
         -1 => return fail("fork", &std::io::Error::last_os_error()),
-        0 => unsafe { watchdog(&owner_p, &server_p, pgrp) },
+        0 => unsafe { watchdog(&owner_p, &server_p, pgrp, &witness_dir) },
         _ => {}
     }
     drop((owner_p, server_p));
@@ -654,7 +659,7 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
 
 /// Waits until the owner or the tmux server ends, then kills the server and the pane's
 /// process group (itself included). Holds no file but the two pidfds.
-unsafe fn watchdog(owner: &Proc, server: &Proc, pgrp: i32) -> ! {
+unsafe fn watchdog(owner: &Proc, server: &Proc, pgrp: i32, dir: &Path) -> ! {
     let keep = [owner.fd, server.fd];
     for fd in 0..1024 {
         if !keep.contains(&fd) {
@@ -681,6 +686,9 @@ unsafe fn watchdog(owner: &Proc, server: &Proc, pgrp: i32) -> ! {
         }
     }
     server.kill();
+    // The witness's directory (socket, rc file, the log of typed texts) goes with it, also when
+    // its owner never dropped it (a pool in a static) or was killed.
+    let _ = std::fs::remove_dir_all(dir);
     libc::killpg(pgrp, libc::SIGKILL);
     libc::_exit(0)
 }
@@ -709,14 +717,10 @@ impl TmuxWitness {
         std::fs::create_dir(dir.path().join("home"))?;
         std::fs::create_dir(dir.path().join("cwd"))?;
         let nonce = nonce();
-        let rc = RC.replace("NONCE", &nonce).replace(
-            "HISTEXPAND",
-            if typist.history_expansion {
-                "set -H"
-            } else {
-                "set +H"
-            },
-        );
+        // History expansion is off whatever the harness's shell does: a text could build a
+        // `}` with it that ends the wrapper (`!#:1:s/{x/}/`); callers judge the expansion of
+        // the lines read with `spawn::history_expand`.
+        let rc = RC.replace("NONCE", &nonce).replace("HISTEXPAND", "set +H");
         let rc_path = dir.path().join("rc.bash");
         std::fs::write(&rc_path, rc)?;
         // The shell may run as a user of its own (the jail drops root): it opens the rc file
@@ -727,7 +731,7 @@ impl TmuxWitness {
             std::fs::set_permissions(&rc_path, std::fs::Permissions::from_mode(0o644))?;
         }
         let log_path = dir.path().join("log");
-        let log = std::fs::OpenOptions::new()
+        let log = std::os::unix::fs::OpenOptionsExt::mode(&mut std::fs::OpenOptions::new(), 0o600)
             .create(true)
             .truncate(true)
             .read(true)

@@ -600,3 +600,43 @@ fn break_outs_past_the_gate_are_stopped() {
         assert!(settle(marker, 0, Duration::from_secs(3)).is_empty());
     }
 }
+
+/// Red team, second round: a `}` that readline editing (`x`, DEL, `}`) or history expansion
+/// (`!#:1:s/{x/}/`) builds after the gate looked at the typed text ended the witness's wrapper,
+/// and what followed read a file into an error message. Editing keys are now refused and the
+/// witness reads with history expansion off: the shell reads exactly the typed characters,
+/// nothing leaves the wrapper, and no byte of the file reaches the reading.
+#[test]
+fn editing_and_history_cannot_build_a_closing_brace() {
+    let Some((_g, marker)) = setup() else { return };
+    let canaries = canary_dir();
+    let secret = canaries.path().join("secret");
+    std::fs::write(&secret, "MARKER_7731\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let s = secret.display();
+    let tail = format!("; for x in $(( $(<{s}) )); do :; done");
+    for literal in [true, false] {
+        let ty = typist(literal);
+        // DEL is backward-delete-char: refused, so the typed `x` stays and no `}` stands alone.
+        let mut w = TmuxWitness::start(&ty).unwrap();
+        let t = w.type_text(&format!("true; x\x7f}}{tail}")).unwrap();
+        assert!(t.refused_keys.iter().any(|k| k == "backward-delete-char"), "{t:?}");
+        assert!(!format!("{t:?}").contains("MARKER_7731"), "{t:?}");
+        drop(w);
+        // History expansion is not performed by the witness: the line is read as typed.
+        let mut w = TmuxWitness::start(&ty).unwrap();
+        let text = format!("true {{x; !#:1:s/{{x/}}/{tail}");
+        let t = w.type_text(&text).unwrap();
+        let want = format!("{text}{}", ty.suffix);
+        assert_eq!((t.ending, t.read.as_str()), (Ending::Complete, want.as_str()), "{t:?}");
+        assert!(t.refused_keys.is_empty() && w.reusable(), "{t:?}");
+        assert!(!format!("{t:?}").contains("MARKER_7731"), "{t:?}");
+        drop(w);
+        let p = settle(marker, 0, Duration::from_secs(3));
+        assert!(p.is_empty(), "left processes: {p:?}");
+    }
+    assert_eq!(left(canaries.path()), [secret.clone()]);
+}

@@ -176,6 +176,26 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
         run.diverge(Hop::Terminal, witness, receipt, m, true, &designed, &typed.read, format!("the typed text contains keys that make the interactive shell act on the line while it is typed ({}): readline expands, completes, runs or accepts the line, or the terminal interrupts it, before the harness's command is read (an expansion runs its command substitutions at once); the witness refused them", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")));
         return Ok(Flow::Stop);
     }
+    // History expansion: the harness's shell expands `!` (and a leading `^`) in each line it
+    // reads before parsing it; the witness reads with expansion off (a text could otherwise
+    // build a `}` that ends its wrapper), and real bash's expansion of the lines it read is
+    // asked for here.
+    if t.history_expansion && (typed.read.contains('!') || typed.read.lines().any(|l| l.starts_with('^'))) {
+        let lines: Vec<&str> = typed.read.split('\n').collect();
+        let got = iec_witness::spawn::history_expand(&lines)?;
+        let mut receipt = receipt.clone();
+        receipt["history_expansion"] = json!(got);
+        if let Some(i) = got.iter().position(Option::is_none) {
+            run.diverge(Hop::Terminal, witness, receipt, Mechanism::ReExpansion, false, &designed, "", format!("history expansion fails on typed line {} (`event not found` or a bad modifier): the interactive shell prints the error and runs nothing of that command", i + 1));
+            return Ok(Flow::Stop);
+        }
+        let expanded: Vec<String> = got.into_iter().flatten().collect();
+        if expanded.iter().zip(&lines).any(|(e, l)| e != l) {
+            let received = expanded.join("\n");
+            run.diverge(Hop::Terminal, witness, receipt, Mechanism::ReExpansion, true, &designed, &received, "history expansion of `!` changes what the interactive shell runs".into());
+            return Ok(Flow::Stop);
+        }
+    }
     let screen_tail = || {
         typed
             .screen
