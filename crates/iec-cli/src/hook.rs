@@ -42,7 +42,21 @@ pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool, shim: boo
             base.join("settings.json")
         }
     };
-    let mut doc: Value = match std::fs::read(&path) {
+    // A settings file is small; an endless one (`--settings /dev/zero`) is read no further
+    // than the limit and one byte.
+    let read = std::fs::File::open(&path)
+        .and_then(|f| iec_core::limits::read_at_most(f, MAX_SETTINGS))
+        .and_then(|b| match b {
+            iec_core::limits::Bounded::Whole(b) => Ok(b),
+            iec_core::limits::Bounded::Over { .. } => Err(std::io::Error::other(TooLarge)),
+        });
+    if read.as_ref().is_err_and(|e| e.get_ref().is_some_and(|i| i.is::<TooLarge>())) {
+        anyhow::bail!(
+            "{} is more than {MAX_SETTINGS} bytes; iec reads settings files of at most 16 MiB",
+            path.display()
+        );
+    }
+    let mut doc: Value = match read {
         Ok(b) if b.iter().all(u8::is_ascii_whitespace) => json!({}),
         Ok(b) => serde_json::from_slice(&b)
             .with_context(|| format!("{} is not JSON; not touching it", path.display()))?,
@@ -129,6 +143,20 @@ pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool, shim: boo
     }
     Ok(0)
 }
+
+/// The longest settings file `iec install` reads: 16 MiB.
+const MAX_SETTINGS: usize = 16 << 20;
+
+#[derive(Debug)]
+struct TooLarge;
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("too large")
+    }
+}
+
+impl std::error::Error for TooLarge {}
 
 /// Quotes a path for the hook's shell command line when it needs it.
 fn shell_word(s: &str) -> String {

@@ -284,3 +284,44 @@ fn iec_mcp_wrote_to_stderr() {
     assert_eq!(r["id"], Value::Null);
     assert!(r["error"]["message"].as_str().unwrap().contains("must start with an `initialize` request"));
 }
+
+/// Red team F4: `--launch-file` was read with `read_to_string`, without a limit:
+/// `--launch-file /dev/zero` read until the machine ran out of memory.
+#[test]
+fn launch_file_dev_zero_was_read_until_memory_ran_out() {
+    let (code, out, err) = iec(
+        &["check", "--launch", "bash-c", "--launch-file", "/dev/zero", "--command", "x"],
+        b"",
+    );
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!(
+        err,
+        "iec: launch file /dev/zero is more than 1048576 bytes; iec reads launch files of at most 1 MiB\n"
+    );
+    // A file one byte over the limit is refused the same way; one at the limit is read (and
+    // then judged as TOML).
+    let dir = tempfile::tempdir().unwrap();
+    let over = dir.path().join("over.toml");
+    std::fs::write(&over, "#".repeat(LIMIT + 1)).unwrap();
+    let (code, _, err) = iec(
+        &["check", "--launch", "bash-c", "--launch-file", over.to_str().unwrap(), "--command", "x"],
+        b"",
+    );
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        format!("iec: launch file {} is more than 1048576 bytes; iec reads launch files of at most 1 MiB\n", over.display())
+    );
+    let at = dir.path().join("at.toml");
+    std::fs::write(&at, "#".repeat(LIMIT)).unwrap();
+    let (code, _, err) = iec(&["launches", "--launch-file", at.to_str().unwrap()], b"");
+    assert_eq!(code, 2);
+    assert!(err.starts_with("iec: launch file: "), "{err}");
+    // `iec install` reads the settings file no further than its limit either.
+    let (code, _, err) = iec(&["install", "claude-code", "--settings", "/dev/zero", "--dry-run"], b"");
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "iec: /dev/zero is more than 16777216 bytes; iec reads settings files of at most 16 MiB\n"
+    );
+}

@@ -26,7 +26,15 @@ pub struct Payload {
 
 /// Reads a JSON Lines payload file (`{"id": …, "command": …}` per line; blank lines skipped).
 pub fn read_payloads(path: &Path) -> anyhow::Result<Vec<Payload>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    // Bounded: a payload file is read no further than 256 MiB and one byte.
+    const MAX_PAYLOADS: usize = 256 << 20;
+    let bytes = std::fs::File::open(path)
+        .and_then(|f| iec_core::limits::read_at_most(f, MAX_PAYLOADS))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let iec_core::limits::Bounded::Whole(bytes) = bytes else {
+        anyhow::bail!("{} is more than {MAX_PAYLOADS} bytes; iec reads payload files of at most 256 MiB", path.display());
+    };
+    let text = String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

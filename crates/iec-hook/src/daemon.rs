@@ -19,13 +19,22 @@ Unix socket, so that a hook process does not start its own witnesses for every c
   [`DEFAULT_IDLE`] without requests (`IEC_DAEMON_IDLE_SECS` or `--idle-exit SECS`), on SIGTERM
   or SIGINT, when its socket file is removed or replaced, and when its executable is deleted or
   replaced (a rebuilt hook has another build id and starts its own daemon).
-* **Concurrency.** A thread per connection (at most [`MAX_CONNECTIONS`] at once); the witness
-  pool is shared. A connection beyond that is answered `{"error":"busy"}` (and its request read
-  and dropped, so the hook reads the answer rather than a reset): the hook then decides in its
-  own process, as on any daemon failure. At start it warms witnesses on every CPU it may run on.
+* **Concurrency.** A thread per connection (at most [`MAX_CONNECTIONS`] at once). A connection
+  beyond that is answered `{"error":"busy"}` (and its request read and dropped, so the hook reads
+  the answer rather than a reset): the hook then decides in its own process, as on any daemon
+  failure.
+* **Witnesses.** Checks run in [`witness_slots`] slots (two per CPU, at least 2, at most 16);
+  each slot owns its own witness pool and pins the check's thread to one CPU, so a slot holds at
+  most one parse and one expansion server, and the daemon at most two per slot, however many
+  requests arrive at once. A request waits up to [`SLOT_WAIT`] for a free slot, else it is
+  answered `busy`. The first slot of each CPU is warmed at start and kept; the witnesses of the
+  other slots end after [`TRIM_AFTER`] unused (`IEC_DAEMON_TRIM_SECS`).
 * **Bounds.** A request is one line of at most [`MAX_REQUEST`] bytes (room for a tool input
-  carrying a text of [`iec_core::MAX_TEXT`] bytes); a longer one is answered with an `error`. A
-  text over the limit is answered as the hook answers it itself (fail open, see [`crate`]).
+  carrying a text of [`iec_core::MAX_TEXT`] bytes); a longer one is answered
+  `{"error":"too-large","limit":MAX_REQUEST}` as soon as the limit is passed (the rest of it, up
+  to [`MAX_DRAIN`] bytes, is read and dropped so that the client's send does not fail), and the
+  hook never sends one: it decides such a call in its own process. A text over the limit is
+  answered as the hook answers it itself (`ask`, see [`crate`]).
 */
 
 use crate::Reply;
@@ -55,6 +64,18 @@ pub const BUSY: &str = "busy";
 /// Longest request accepted: a tool input as long as the hook reads ([`iec_core::MAX_CALL_JSON`])
 /// and 64 KiB for the request's other fields.
 pub const MAX_REQUEST: usize = iec_core::MAX_CALL_JSON + (64 << 10);
+/// The answer to a request longer than [`MAX_REQUEST`].
+pub const TOO_LARGE: &str = "too-large";
+/// Bytes of a request over [`MAX_REQUEST`] that the daemon still reads (and drops) after its
+/// `too-large` answer, so that a client writing the whole of it does not get a broken pipe.
+pub const MAX_DRAIN: usize = 64 << 20;
+/// How long a request waits for a free witness slot before it is answered `busy`.
+pub const SLOT_WAIT: Duration = Duration::from_secs(5);
+/// `IEC_DAEMON_TRIM_SECS`: seconds after which an unused slot's witnesses end.
+pub const TRIM_ENV: &str = "IEC_DAEMON_TRIM_SECS";
+/// Default for [`TRIM_ENV`]: the witnesses of a slot unused this long end (those of the first
+/// slot of each CPU are kept).
+pub const TRIM_AFTER: Duration = Duration::from_secs(30);
 /// Longest answer a hook reads: the decision for the longest text, its rendering written as
 /// `\xHH` escapes and then as JSON, with room to spare.
 pub const MAX_ANSWER: usize = 64 << 20;
@@ -66,8 +87,11 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum AskError {
     /// No daemon listens on this socket (none started yet, or a dead one's file).
     NotRunning(PathBuf),
-    /// The daemon serves [`MAX_CONNECTIONS`] connections already.
+    /// The daemon serves [`MAX_CONNECTIONS`] connections already, or no witness slot came free
+    /// in time.
     Busy,
+    /// The request would be longer than [`MAX_REQUEST`]; it is not sent.
+    TooLarge(usize),
     /// Anything else: no private directory, a timeout, a refused or malformed request.
     Failed(String),
 }
@@ -77,6 +101,10 @@ impl std::fmt::Display for AskError {
         match self {
             AskError::NotRunning(p) => write!(f, "no daemon listens on {}", p.display()),
             AskError::Busy => write!(f, "the daemon is busy ({MAX_CONNECTIONS} connections)"),
+            AskError::TooLarge(n) => write!(
+                f,
+                "the request would be {n} bytes; the daemon takes requests of at most {MAX_REQUEST}"
+            ),
             AskError::Failed(m) => f.write_str(m),
         }
     }
@@ -212,6 +240,10 @@ pub fn ask(launch: &str, launch_files: &[PathBuf], tool_input: &Value) -> Result
     })
     .to_string();
     req.push('\n');
+    // The daemon would refuse it after reading 8 MiB: not worth sending.
+    if req.len() > MAX_REQUEST {
+        return Err(AskError::TooLarge(req.len()));
+    }
     stream
         .set_write_timeout(Some(ANSWER_TIMEOUT))
         .and_then(|()| stream.set_read_timeout(Some(ANSWER_TIMEOUT)))
@@ -235,6 +267,9 @@ pub fn ask(launch: &str, launch_files: &[PathBuf], tool_input: &Value) -> Result
     };
     if v.get("error").and_then(Value::as_str) == Some(BUSY) {
         return Err(AskError::Busy);
+    }
+    if v.get("error").and_then(Value::as_str) == Some(TOO_LARGE) {
+        return Err(AskError::TooLarge(req.len()));
     }
     if let Some(e) = v.get("error").and_then(Value::as_str) {
         return Err(AskError::Failed(format!("the daemon refused the request: {e}")));
@@ -336,10 +371,15 @@ pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
     let touch = move || LAST.store(started.elapsed().as_millis() as u64, Ordering::SeqCst);
     touch();
     std::thread::spawn(warm);
+    let trim_after = std::env::var(TRIM_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(TRIM_AFTER, Duration::from_secs);
     {
         let socket = socket.to_path_buf();
         std::thread::spawn(move || loop {
             std::thread::sleep(Duration::from_millis(200));
+            slots().trim(trim_after);
             let ours = std::fs::symlink_metadata(&socket).is_ok_and(|m| m.ino() == ino);
             let idle_for = (started.elapsed().as_millis() as u64).saturating_sub(LAST.load(Ordering::SeqCst));
             let idle_out = ACTIVE.load(Ordering::SeqCst) == 0 && idle_for >= idle.as_millis() as u64;
@@ -451,13 +491,18 @@ fn busy(stream: UnixStream) {
 /// [`MAX_REQUEST`] bytes, for at most `wait`) before the connection closes: a Unix socket
 /// closed with unread data is reset, and the client would get the reset instead of the answer.
 fn answer_and_close(stream: &UnixStream, answer: &[u8], wait: Duration) {
+    answer_and_drain(stream, answer, wait, MAX_REQUEST)
+}
+
+/// [`answer_and_close`], reading at most `drain` bytes.
+fn answer_and_drain(stream: &UnixStream, answer: &[u8], wait: Duration, drain: usize) {
     let _ = stream.set_write_timeout(Some(wait));
     let mut w = stream;
     let _ = w.write_all(answer);
     let _ = stream.shutdown(std::net::Shutdown::Write);
     let _ = stream.set_read_timeout(Some(wait));
     let started = Instant::now();
-    let mut left = MAX_REQUEST;
+    let mut left = drain;
     let mut buf = [0u8; 8192];
     while left > 0 && started.elapsed() < wait {
         match w.read(&mut buf[..left.min(8192)]) {
@@ -476,8 +521,10 @@ fn handle(stream: UnixStream) {
     let read = BufReader::new(&stream)
         .take(MAX_REQUEST as u64 + 1)
         .read_until(b'\n', &mut line);
+    let too_large = line.len() > MAX_REQUEST;
     let answer = match read {
         Err(e) => json!({ "error": format!("cannot read the request: {e}") }),
+        Ok(_) if too_large => json!({ "error": TOO_LARGE, "limit": MAX_REQUEST }),
         Ok(_) if line.last() != Some(&b'\n') => {
             json!({ "error": format!("the request is not one line of at most {MAX_REQUEST} bytes") })
         }
@@ -489,7 +536,13 @@ fn handle(stream: UnixStream) {
     drop(line);
     let mut out = answer.to_string();
     out.push('\n');
-    answer_and_close(&stream, out.as_bytes(), Duration::from_secs(2));
+    // A client still writing a request that is too long reads its answer once it is done:
+    // read (and drop) the rest, within bounds, so that its send does not fail halfway.
+    let (wait, drain) = match too_large {
+        true => (ANSWER_TIMEOUT, MAX_DRAIN),
+        false => (Duration::from_secs(2), MAX_REQUEST),
+    };
+    answer_and_drain(&stream, out.as_bytes(), wait, drain);
 }
 
 fn request(line: &[u8]) -> Result<Reply, String> {
@@ -518,11 +571,174 @@ fn request(line: &[u8]) -> Result<Reply, String> {
         .get("tool_input")
         .filter(|t| t.get("command").is_some_and(Value::is_string))
         .ok_or("no `tool_input` with a string `command`")?;
-    Ok(match files.is_empty() {
+    // Over the text limit: answered without a witness (and without waiting for one).
+    if iec_core::limits::check_command(&tool_input["command"]).is_err() {
+        return Ok(crate::answer_with(builtin(), launch, tool_input, iec_witness::global()));
+    }
+    let cat;
+    let cat = match files.is_empty() {
         // The built-in launches never change: parse them once.
-        true => crate::answer_in(builtin(), launch, tool_input),
-        false => crate::answer(launch, &files, tool_input),
+        true => builtin(),
+        false => {
+            cat = match crate::catalog_for(launch, &files) {
+                Ok(c) => c,
+                Err(e) => return Ok(crate::Reply::error(&e)),
+            };
+            &cat
+        }
+    };
+    let slot = slots().acquire(SLOT_WAIT).ok_or(BUSY)?;
+    Ok(slot.run(|pool| crate::answer_with(cat, launch, tool_input, pool)))
+}
+
+/// How many witness slots the daemon has: two per CPU it may run on, at least 2, at most 16
+/// (see the module documentation).
+pub fn witness_slots() -> usize {
+    (2 * allowed_cpus().len()).clamp(2, 16)
+}
+
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: reads this thread's CPU mask into a zeroed set of the right size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return vec![];
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// One witness slot: its own pool, the CPU its checks run on, and when it was last used.
+struct Slot {
+    pool: std::sync::Mutex<iec_witness::BashPool>,
+    cpu: Option<usize>,
+    /// Milliseconds since [`Slots::started`] at the end of its last check; `u64::MAX` once its
+    /// witnesses were ended.
+    last: AtomicU64,
+}
+
+/// The daemon's witness slots: a check runs only while it holds one, so no more witnesses exist
+/// than the slots can hold.
+struct Slots {
+    slots: Vec<Slot>,
+    /// Indices of the slots no check holds.
+    free: std::sync::Mutex<Vec<usize>>,
+    freed: std::sync::Condvar,
+    /// Slots below this index keep their witnesses when unused (the first of each CPU).
+    floor: usize,
+    started: Instant,
+}
+
+fn slots() -> &'static Slots {
+    static SLOTS: OnceLock<Slots> = OnceLock::new();
+    SLOTS.get_or_init(|| {
+        let cpus = allowed_cpus();
+        let n = witness_slots();
+        Slots {
+            slots: (0..n)
+                .map(|i| Slot {
+                    pool: std::sync::Mutex::new(iec_witness::BashPool::new()),
+                    cpu: (!cpus.is_empty()).then(|| cpus[i % cpus.len()]),
+                    last: AtomicU64::new(u64::MAX),
+                })
+                .collect(),
+            free: std::sync::Mutex::new((0..n).rev().collect()),
+            freed: std::sync::Condvar::new(),
+            floor: cpus.len().clamp(1, n),
+            started: Instant::now(),
+        }
     })
+}
+
+/// A slot held by one check; given back when dropped.
+struct Held {
+    i: usize,
+}
+
+impl Slots {
+    /// The free slot with the lowest index (so that the others stay unused and are trimmed),
+    /// waiting up to `wait` for one.
+    fn acquire(&'static self, wait: Duration) -> Option<Held> {
+        let deadline = Instant::now() + wait;
+        let mut free = self.free.lock().unwrap();
+        loop {
+            if let Some(k) = (0..free.len()).min_by_key(|&k| free[k]) {
+                return Some(Held { i: free.swap_remove(k) });
+            }
+            let left = deadline.checked_duration_since(Instant::now())?;
+            free = self.freed.wait_timeout(free, left).unwrap().0;
+        }
+    }
+
+    /// Ends the witnesses of free slots at or above the floor that were unused for `after`.
+    fn trim(&self, after: Duration) {
+        let now = self.started.elapsed().as_millis() as u64;
+        for i in self.floor..self.slots.len() {
+            let s = &self.slots[i];
+            let last = s.last.load(Ordering::SeqCst);
+            if last == u64::MAX || now.saturating_sub(last) < after.as_millis() as u64 {
+                continue;
+            }
+            // Take it out of the free list while its pool is replaced.
+            {
+                let mut free = self.free.lock().unwrap();
+                let Some(k) = free.iter().position(|&f| f == i) else { continue };
+                free.swap_remove(k);
+            }
+            let old = std::mem::take(&mut *s.pool.lock().unwrap());
+            s.last.store(u64::MAX, Ordering::SeqCst);
+            drop(old);
+            self.free.lock().unwrap().push(i);
+            self.freed.notify_one();
+        }
+    }
+}
+
+impl Held {
+    /// Runs `f` with this slot's pool, the thread pinned to the slot's CPU meanwhile.
+    fn run<T>(&self, f: impl FnOnce(&iec_witness::BashPool) -> T) -> T {
+        let slot = &slots().slots[self.i];
+        let saved = slot.cpu.and_then(pin_to);
+        let out = f(&slot.pool.lock().unwrap());
+        if let Some(saved) = saved {
+            // SAFETY: restores the mask read in `pin_to` on the same thread.
+            unsafe {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &saved);
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let s = slots();
+        s.slots[self.i]
+            .last
+            .store(s.started.elapsed().as_millis() as u64, Ordering::SeqCst);
+        s.free.lock().unwrap().push(self.i);
+        s.freed.notify_one();
+    }
+}
+
+/// Pins this thread to `cpu`; the mask it had, to restore.
+fn pin_to(cpu: usize) -> Option<libc::cpu_set_t> {
+    // SAFETY: plain syscalls on this thread with properly sized, initialised cpu sets.
+    unsafe {
+        let mut saved: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut saved) != 0 {
+            return None;
+        }
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut one);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) != 0 {
+            return None;
+        }
+        Some(saved)
+    }
 }
 
 fn builtin() -> &'static iec_launches::Catalog {
@@ -530,34 +746,21 @@ fn builtin() -> &'static iec_launches::Catalog {
     CAT.get_or_init(iec_launches::Catalog::builtin)
 }
 
-/// Starts witnesses on every CPU this process may run on (a request is served by witnesses on
-/// its thread's CPU), by deciding two exposed calls there.
+/// Starts the witnesses of the first slot of each CPU (those that are kept when unused), by
+/// deciding two exposed calls in each.
 fn warm() {
-    // SAFETY: reads this thread's CPU mask into a zeroed set of the right size.
-    let cpus: Vec<usize> = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return;
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    };
-    let threads: Vec<_> = cpus
+    let s = slots();
+    let held: Vec<Held> = (0..s.floor).filter_map(|_| s.acquire(Duration::ZERO)).collect();
+    let threads: Vec<_> = held
         .into_iter()
-        .take(16)
-        .map(|cpu| {
+        .map(|slot| {
             std::thread::spawn(move || {
-                // SAFETY: pins this (short-lived) thread to one CPU of its own mask.
-                unsafe {
-                    let mut one: libc::cpu_set_t = std::mem::zeroed();
-                    libc::CPU_SET(cpu, &mut one);
-                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
-                }
-                for launch in ["claude-code-2.1.72-linux", crate::DEFAULT_LAUNCH] {
-                    let input = json!({ "command": "printf '%s' 'a != b' | grep -c \"$HOME\"" });
-                    let _ = crate::answer_in(builtin(), launch, &input);
-                }
+                slot.run(|pool| {
+                    for launch in ["claude-code-2.1.72-linux", crate::DEFAULT_LAUNCH] {
+                        let input = json!({ "command": "printf '%s' 'a != b' | grep -c \"$HOME\"" });
+                        let _ = crate::answer_with(builtin(), launch, &input, pool);
+                    }
+                });
             })
         })
         .collect();

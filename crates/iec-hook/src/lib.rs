@@ -9,10 +9,18 @@ check's plain-text shortcut judges it without starting bash. Any other call need
 witnesses; starting them costs more than the check itself, so the hook asks a daemon that keeps
 them warm ([`daemon`]). Both routes run [`answer`], so they print the same bytes.
 
-The hook never breaks the agent's turn: whatever goes wrong is reported on stderr and the hook
-exits 0 without output (fail open), which leaves the call to the user's permission settings. A
-daemon that is missing, stale or does not answer is a reason to decide in the hook process, not
-an error.
+The hook never breaks the agent's turn: whatever goes wrong inside iec (a witness that cannot
+start, a launch file that does not load) is reported on stderr and the hook exits 0 without
+output (fail open), which leaves the call to the user's permission settings. A daemon that is
+missing, stale or does not answer is a reason to decide in the hook process, not an error.
+
+A Bash call whose *text* iec cannot judge is not an internal failure: a text over the limit, a
+hook document that does not decode (a lone surrogate escape, bytes that are not UTF-8) or that is
+longer than the hook reads. Letting such a call through unchanged would let an agent opt out of
+repair by padding or spoiling its own text, so the hook answers `permissionDecision: "ask"`
+with the reason ([`Reply::ask`]): the user decides. Only a document whose top-level
+`tool_name` is exactly `Bash` (Claude Code's Bash tool) is judged at all; any other tool name,
+`bash` included, is not a Bash call and gets no output.
 */
 #![deny(missing_docs)]
 
@@ -90,6 +98,24 @@ impl Reply {
         }
     }
 
+    /// The answer for a Bash call whose text iec cannot judge: Claude Code's PreToolUse
+    /// `permissionDecision: "ask"` (the user is asked, with `reason`, before the call runs).
+    pub fn ask(reason: &dyn std::fmt::Display) -> Reply {
+        let doc = json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "ask",
+                "permissionDecisionReason": format!(
+                    "iec could not check this Bash command, so it cannot tell whether it would run as written: {reason}"
+                ),
+            }
+        });
+        Reply {
+            stdout: format!("{doc}\n"),
+            stderr: String::new(),
+        }
+    }
+
     fn write(&self) {
         if !self.stdout.is_empty() {
             let mut out = std::io::stdout().lock();
@@ -111,20 +137,33 @@ pub fn claude_code(hook: &Hook) -> i32 {
 
 fn run(hook: &Hook) -> Reply {
     // Never more than a document that can carry a text within the limit, and one byte.
-    let input = match iec_core::limits::read_at_most(std::io::stdin().lock(), iec_core::MAX_CALL_JSON) {
-        Ok(iec_core::limits::Bounded::Whole(b)) => b,
-        Ok(iec_core::limits::Bounded::Over { limit }) => {
-            return Reply::error(&anyhow::Error::from(iec_core::limits::TooLong {
-                what: "the hook's input".into(),
-                bytes: limit + 1,
-                at_least: true,
-            }))
-        }
-        Err(e) => return Reply::error(&e.into()),
-    };
+    let mut input = Vec::new();
+    if let Err(e) = std::io::Read::read_to_end(
+        &mut std::io::Read::take(std::io::stdin().lock(), iec_core::MAX_CALL_JSON as u64 + 1),
+        &mut input,
+    ) {
+        return Reply::error(&e.into());
+    }
+    if input.len() > iec_core::MAX_CALL_JSON {
+        let e = iec_core::limits::TooLong {
+            what: "the hook's input".into(),
+            bytes: iec_core::MAX_CALL_JSON + 1,
+            at_least: true,
+        };
+        return match is_bash_call(&input) {
+            true => Reply::ask(&e),
+            false => Reply::error(&e.into()),
+        };
+    }
     let doc: Value = match iec_core::json::parse(&input) {
         Ok(v) => v,
-        Err(e) => return Reply::error(&anyhow::anyhow!("the hook's input is not JSON: {e}")),
+        Err(e) => {
+            let e = format!("the hook's input is not JSON: {e}");
+            return match is_bash_call(&input) {
+                true => Reply::ask(&e),
+                false => Reply::error(&anyhow::anyhow!(e)),
+            };
+        }
     };
     if doc.get("tool_name").and_then(Value::as_str) != Some("Bash") {
         return Reply::default();
@@ -136,10 +175,9 @@ fn run(hook: &Hook) -> Reply {
         return Reply::default();
     };
     let command = tool_input["command"].as_str().unwrap_or_default();
-    // A text over the limit is not judged, recorded or sent to the daemon: the hook fails open
-    // (the call goes to the user's permission settings, unchanged, as on any other error).
+    // A text over the limit is not judged, recorded or sent to the daemon: the user is asked.
     if let Err(e) = iec_core::limits::check_command(&tool_input["command"]) {
-        return Reply::error(&e.into());
+        return Reply::ask(&e);
     }
     let record_intent =
         hook.record_intent || std::env::var_os(iec_shim::intent::DIR_ENV).is_some_and(|v| !v.is_empty());
@@ -189,10 +227,18 @@ pub fn answer(launch: &str, launch_files: &[PathBuf], tool_input: &Value) -> Rep
 
 /// [`answer`] with the catalog already loaded.
 pub(crate) fn answer_in(cat: &Catalog, launch: &str, tool_input: &Value) -> Reply {
+    answer_with(cat, launch, tool_input, iec_witness::global())
+}
+
+/// [`answer_in`] with the witnesses of `pool` (the daemon's are bounded; see [`daemon`]).
+pub(crate) fn answer_with(cat: &Catalog, launch: &str, tool_input: &Value, pool: &iec_witness::BashPool) -> Reply {
+    if let Err(e) = iec_core::limits::check_command(&tool_input["command"]) {
+        return Reply::ask(&e);
+    }
     match cat
         .get(launch)
         .map_err(anyhow::Error::from)
-        .and_then(|l| decide(l, launch, tool_input))
+        .and_then(|l| decide(l, launch, tool_input, pool))
     {
         Ok(Some(doc)) => Reply {
             stdout: format!("{doc}\n"),
@@ -221,12 +267,12 @@ pub fn catalog_for(id: &str, files: &[PathBuf]) -> anyhow::Result<Catalog> {
 
 /// The decision document for a Bash call: `None` when it corresponds, `allow` with
 /// `updatedInput` when repaired, `deny` when refused.
-fn decide(l: &Launch, launch: &str, tool_input: &Value) -> anyhow::Result<Option<Value>> {
+fn decide(l: &Launch, launch: &str, tool_input: &Value, pool: &iec_witness::BashPool) -> anyhow::Result<Option<Value>> {
     let call = Call {
         tool: "Bash".into(),
         input: tool_input.clone(),
     };
-    Ok(match iec_repair::repair(l, &call, iec_witness::global())? {
+    Ok(match iec_repair::repair(l, &call, pool)? {
         iec_repair::Outcome::Deliver { repaired: false, .. } => None,
         iec_repair::Outcome::Deliver {
             call, hop, rendering, ..
@@ -249,6 +295,67 @@ fn decide(l: &Launch, launch: &str, tool_input: &Value) -> anyhow::Result<Option
             }
         })),
     })
+}
+
+/// Whether a hook document (possibly cut off, or not valid JSON) is a call of Claude Code's
+/// Bash tool: its top-level object has the member `"tool_name": "Bash"`, written as is. A scan
+/// of the bytes, for documents the JSON parser refuses (a lone surrogate escape, bytes that are
+/// not UTF-8, a document longer than the hook reads); strings are skipped whole, so text inside
+/// `tool_input` cannot pose as the member.
+pub fn is_bash_call(doc: &[u8]) -> bool {
+    let mut depth = 0usize;
+    let mut object = false;
+    let mut expect_key = false;
+    let mut key: Option<&[u8]> = None;
+    let mut after_colon = false;
+    let mut i = 0;
+    while i < doc.len() {
+        match doc[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < doc.len() && doc[j] != b'"' {
+                    j += if doc[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= doc.len() {
+                    return false;
+                }
+                let s = &doc[start..j];
+                if depth == 1 && object {
+                    if expect_key {
+                        key = Some(s);
+                        expect_key = false;
+                    } else if after_colon && key == Some(b"tool_name".as_slice()) {
+                        return s == b"Bash";
+                    }
+                }
+                after_colon = false;
+                i = j + 1;
+                continue;
+            }
+            b'{' | b'[' => {
+                if depth == 0 {
+                    object = doc[i] == b'{';
+                    expect_key = true;
+                }
+                depth += 1;
+                after_colon = false;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                after_colon = false;
+            }
+            b',' if depth == 1 => {
+                expect_key = true;
+                after_colon = false;
+            }
+            b':' if depth == 1 => after_colon = true,
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            _ => after_colon = false,
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Records `command` in the intent store, scoped to this process's ancestors (the harness).

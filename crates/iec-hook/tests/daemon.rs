@@ -352,7 +352,7 @@ fn daemon_survives_malformed_requests_and_clients_that_go_away() {
         let _ = s.read_to_string(&mut out);
         assert_eq!(
             out,
-            format!("{{\"error\":\"the request is not one line of at most {} bytes\"}}\n", iec_hook::daemon::MAX_REQUEST)
+            format!("{{\"error\":\"too-large\",\"limit\":{}}}\n", iec_hook::daemon::MAX_REQUEST)
         );
     }
     // Clients that disconnect: at once, and in the middle of a request.

@@ -1,5 +1,5 @@
-//! Issue 16, item 6 for the hook and its daemon: bounded reads, a text over the limit fails
-//! open (no output, a message naming the limit), and a daemon beyond its connection limit
+//! Issue 16, item 6 for the hook and its daemon: bounded reads, a text over the limit is
+//! answered `ask` (the user decides), and a daemon beyond its connection limit
 //! answers `busy`. Each test is named after the bug it holds down.
 
 use serde_json::{json, Value};
@@ -118,9 +118,11 @@ fn build(socket: &Path) -> String {
     a["error"].as_str().unwrap().rsplit(' ').next().unwrap().to_string()
 }
 
-fn fail_open_message(bytes: usize) -> String {
+fn ask_answer(bytes: usize) -> String {
     format!(
-        "iec hook: the command text is {bytes} bytes; iec judges texts of at most 1048576 bytes (1 MiB, its text limit), so it is not checked (the call is left to your permission settings)\n"
+        "{}\n",
+        json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+            "permissionDecisionReason": format!("iec could not check this Bash command, so it cannot tell whether it would run as written: the command text is {bytes} bytes; iec judges texts of at most 1048576 bytes (1 MiB, its text limit), so it is not checked")}})
     )
 }
 
@@ -130,14 +132,16 @@ fn an_8_mb_hook_request_took_the_daemon_to_463_mb() {
     let _daemon = Daemon::start(&socket);
     let l72 = ["--launch", "claude-code-2.1.72-linux"];
     // 4 MiB of text (multi-line, with quotes): over the limit, in every daemon mode the hook
-    // fails open as on any other error: no output at all, exit 0, the reason on stderr.
+    // asks the user (red team F5: it used to fail open, letting the call run unchanged).
     let text = "printf '%s' 'a != b'\n".repeat((4 << 20) / 21);
     for mode in ["only", "auto", "0"] {
         let (code, out, err) = hook(&socket, mode, &l72, Stdio::piped(), Some(pre(&text)));
-        assert_eq!((code, out.as_str()), (0, ""), "{mode}: {err}");
-        assert_eq!(err, fail_open_message(text.len()), "{mode}");
+        assert_eq!((code, err.as_str()), (0, ""), "{mode}");
+        assert_eq!(out, ask_answer(text.len()), "{mode}");
     }
-    // 8 MiB: the document itself is longer than the hook reads (8 MiB); it stops there.
+    // 8 MiB: the document itself is longer than the hook reads (8 MiB); it stops there. The
+    // members are in JSON's sorted order here, `tool_input` before `tool_name`: the cut-off
+    // document does not show a Bash call, and the hook fails open.
     let text = "printf '%s' 'a != b'\n".repeat((8 << 20) / 21);
     let (code, out, err) = hook(&socket, "only", &l72, Stdio::piped(), Some(pre(&text)));
     assert_eq!((code, out.as_str()), (0, ""), "{err}");
@@ -149,7 +153,7 @@ fn an_8_mb_hook_request_took_the_daemon_to_463_mb() {
         &socket,
         &json!({"build": b, "launch": "claude-code-2.1.72-linux", "launch_files": [], "tool_input": {"command": over}}),
     );
-    assert_eq!(a, json!({"stdout": "", "stderr": fail_open_message(over.len())}));
+    assert_eq!(a, json!({"stdout": ask_answer(over.len()), "stderr": ""}));
     // The daemon still decides ordinary calls.
     let (code, out, err) = hook(&socket, "only", &l72, Stdio::piped(), Some(pre("printf '%s' 'a != b'")));
     assert_eq!(code, 0);

@@ -391,6 +391,9 @@ impl Launch {
     }
 }
 
+/// The longest launch file read: 1 MiB (the built-in ones are a few KiB).
+pub const MAX_LAUNCH_FILE: usize = 1 << 20;
+
 /// Errors loading launches.
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
@@ -406,6 +409,13 @@ pub enum LaunchError {
     /// A file could not be read.
     #[error("cannot read {0}: {1}")]
     Io(String, std::io::Error),
+    /// A launch file longer than [`MAX_LAUNCH_FILE`] (read no further than the limit and one
+    /// byte: `--launch-file /dev/zero` stops there).
+    #[error("launch file {0} is more than {MAX_LAUNCH_FILE} bytes; iec reads launch files of at most 1 MiB")]
+    TooLarge(String),
+    /// A launch file that is not UTF-8.
+    #[error("launch file {0} is not UTF-8 (first bad byte at offset {1})")]
+    NotUtf8(String, usize),
     /// No launch with this id.
     #[error("no launch {0:?}; `iec launches` lists them")]
     NotFound(String),
@@ -440,10 +450,20 @@ impl Catalog {
         Catalog { launches }
     }
 
-    /// Adds (or replaces) a launch from a file.
+    /// Adds (or replaces) a launch from a file of at most [`MAX_LAUNCH_FILE`] bytes; a longer
+    /// one (or an endless one such as `/dev/zero`) is read no further than the limit and one
+    /// byte and refused.
     pub fn add_file(&mut self, path: &std::path::Path) -> Result<String, LaunchError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| LaunchError::Io(path.display().to_string(), e))?;
+        let name = || path.display().to_string();
+        let bytes = std::fs::File::open(path)
+            .and_then(|f| iec_core::limits::read_at_most(f, MAX_LAUNCH_FILE))
+            .map_err(|e| LaunchError::Io(name(), e))?;
+        let bytes = match bytes {
+            iec_core::limits::Bounded::Whole(b) => b,
+            iec_core::limits::Bounded::Over { .. } => return Err(LaunchError::TooLarge(name())),
+        };
+        let text = String::from_utf8(bytes)
+            .map_err(|e| LaunchError::NotUtf8(name(), e.utf8_error().valid_up_to()))?;
         let l = Launch::from_toml(&text)?;
         let id = l.id.clone();
         self.launches.insert(id.clone(), l);

@@ -3,9 +3,15 @@
 //! rmcp silently drops some malformed lines (garbage before `initialize`,
 //! lone UTF-16 surrogates, ...), which leaves a client waiting forever. Every
 //! line from the client is checked here first: a line that is not a JSON-RPC
-//! 2.0 message gets a JSON-RPC error response (`-32700` parse error or
-//! `-32600` invalid request) and is not passed on; everything else is passed
-//! to rmcp byte for byte. Output from rmcp and from the guard is written to
+//! 2.0 message gets a JSON-RPC error response (`-32700` parse error,
+//! `-32600` invalid request, `-32602` for params that are not an object) and
+//! is not passed on; a message with a member twice (two `id`s) is an invalid
+//! request, answered with its id when all of them agree, else `null`; an id
+//! that is valid JSON but beyond `f64` (`1e400`) is kept as written. Before
+//! the session has begun ([`Guard`]) notifications and responses are dropped
+//! unanswered (rmcp would end the session on them) and requests for unknown
+//! methods are answered `-32601`. Everything else is passed to rmcp byte for
+//! byte. Output from rmcp and from the guard is written to
 //! stdout one whole line at a time, so responses never interleave.
 
 use serde_json::value::RawValue;
@@ -106,47 +112,120 @@ fn id_despite_surrogates(line: &[u8]) -> Option<String> {
     None
 }
 
-/// Decides what to do with one client line: `Ok(())` = pass it on,
-/// `Err(bytes)` = answer with this error line instead.
-pub fn check_line(line: &[u8]) -> Result<(), Vec<u8>> {
-    let v: Value = match serde_json::from_slice(line) {
-        Ok(v) => v,
-        Err(e) => {
-            if let Some(l) = iec_core::json::lone_surrogate(line) {
-                let id = id_despite_surrogates(line).unwrap_or_else(|| "null".into());
-                return Err(error_line(&id, -32700, format!("Parse error: {l}")));
+/// The members of a top-level JSON object as written, duplicates kept (serde_json's `Value`
+/// keeps only the last of duplicate keys, and a number beyond `f64` fails it).
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Members<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
             }
-            return Err(error_response(
-                Value::Null,
-                -32700,
-                format!("Parse error: the line is not valid JSON ({e})"),
-            ));
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut m: M) -> Result<Members<'a>, M::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, &'a RawValue>()? {
+                    out.push((k, v));
+                }
+                Ok(Members(out))
+            }
         }
-    };
-    let obj = match &v {
-        Value::Object(o) => o,
-        Value::Array(_) => {
-            return Err(error_response(
-                Value::Null,
-                -32600,
-                "Invalid Request: JSON-RPC batches are not supported by MCP".into(),
-            ))
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// Methods a client may send that this server (rmcp) knows; any other method is answered
+/// `-32601` by the guard before the session has begun (after it, by rmcp).
+pub const KNOWN_METHODS: [&str; 24] = [
+    "initialize", "ping", "server/discover", "tools/list", "tools/call", "resources/list",
+    "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe",
+    "resources/directory/read", "subscriptions/listen", "prompts/list", "prompts/get",
+    "logging/setLevel", "completion/complete", "tasks/get", "tasks/update", "tasks/cancel",
+    "skills/list", "skills/get", "sampling/createMessage", "roots/list", "elicitation/create",
+];
+
+/// What the guard does with one client line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Pass it on to rmcp.
+    Pass,
+    /// Answer with this error line instead.
+    Answer(Vec<u8>),
+    /// Drop it without an answer (a notification or a response before the session has begun).
+    Drop,
+}
+
+/// Decides what to do with one client line once the session has begun: `Ok(())` = pass it on,
+/// `Err(bytes)` = answer with this error line instead (see [`Guard`] for the lines before).
+pub fn check_line(line: &[u8]) -> Result<(), Vec<u8>> {
+    match (Guard { begun: true }).check(line) {
+        Verdict::Pass | Verdict::Drop => Ok(()),
+        Verdict::Answer(b) => Err(b),
+    }
+}
+
+/// The guard's state: whether the session has begun (rmcp has been passed an `initialize`
+/// request, or a request carrying the stateless lifecycle's metadata). Before that, rmcp ends
+/// the session on a notification or a response; the guard drops them instead (JSON-RPC: a
+/// notification gets no reply), and answers requests for methods it does not know `-32601`.
+#[derive(Debug, Default)]
+pub struct Guard {
+    /// True once a line that begins the session was passed on.
+    pub begun: bool,
+}
+
+impl Guard {
+    /// Decides what to do with one client line (and notes when it begins the session).
+    pub fn check(&mut self, line: &[u8]) -> Verdict {
+        match self.classify(line) {
+            Ok(v) => v,
+            Err(b) => Verdict::Answer(b),
         }
+    }
+
+    fn classify(&mut self, line: &[u8]) -> Result<Verdict, Vec<u8>> {
+    let parsed = serde_json::from_slice::<Value>(line);
+    if parsed.is_err() {
+        if let Some(l) = iec_core::json::lone_surrogate(line) {
+            let id = id_despite_surrogates(line).unwrap_or_else(|| "null".into());
+            return Err(error_line(&id, -32700, format!("Parse error: {l}")));
+        }
+    }
+    // The members as written: valid JSON whose numbers `Value` cannot hold (an id of `1e400`)
+    // is still a message.
+    let members = match std::str::from_utf8(line).ok().map(serde_json::from_str::<Members<'_>>) {
+        Some(Ok(m)) => m,
         _ => {
-            return Err(error_response(
-                Value::Null,
-                -32600,
-                "Invalid Request: a JSON-RPC message must be an object".into(),
-            ))
+            return Err(match parsed {
+                Err(e) => error_response(
+                    Value::Null,
+                    -32700,
+                    format!("Parse error: the line is not valid JSON ({e})"),
+                ),
+                Ok(Value::Array(_)) => error_response(
+                    Value::Null,
+                    -32600,
+                    "Invalid Request: JSON-RPC batches are not supported by MCP".into(),
+                ),
+                Ok(_) => error_response(
+                    Value::Null,
+                    -32600,
+                    "Invalid Request: a JSON-RPC message must be an object".into(),
+                ),
+            })
         }
     };
-    // The id as written (a number beyond 64 bits, `1.0`, `1e3` kept exactly).
-    let id: String = match obj.get("id") {
-        Some(Value::String(_) | Value::Number(_)) => match raw_id(line) {
-            Some((_, raw)) => raw.to_string(),
-            None => obj["id"].to_string(),
-        },
-        Some(Value::Null) | None => "null".into(),
+    // The id as written (a number beyond 64 bits, `1.0`, `1e3`, `1e400` kept exactly).
+    let ids: Vec<&str> = members.0.iter().filter(|(k, _)| k == "id").map(|(_, v)| v.get()).collect();
+    let id_ok = |raw: &str| {
+        raw.starts_with(['"', '-']) || raw.starts_with(|c: char| c.is_ascii_digit()) || raw == "null"
+    };
+    let id: String = match ids.first() {
+        None => "null".into(),
+        Some(raw) if ids.iter().all(|r| r == raw) && id_ok(raw) => raw.to_string(),
+        Some(_) if ids.len() > 1 => "null".into(),
         Some(_) => {
             return Err(error_response(
                 Value::Null,
@@ -155,6 +234,29 @@ pub fn check_line(line: &[u8]) -> Result<(), Vec<u8>> {
             ))
         }
     };
+    let mut seen = std::collections::HashSet::new();
+    if let Some((k, _)) = members.0.iter().find(|(k, _)| !seen.insert(k.as_str())) {
+        return Err(error_line(
+            &id,
+            -32600,
+            format!("Invalid Request: the member {k:?} appears more than once"),
+        ));
+    }
+    let mut obj = serde_json::Map::new();
+    for (k, v) in &members.0 {
+        if k == "id" {
+            continue;
+        }
+        match serde_json::from_str::<Value>(v.get()) {
+            Ok(v) => {
+                obj.insert(k.clone(), v);
+            }
+            Err(e) if k == "params" => {
+                return Err(error_line(&id, -32602, format!("Invalid params: {e}")))
+            }
+            Err(e) => return Err(error_line(&id, -32600, format!("Invalid Request: member {k:?}: {e}"))),
+        }
+    }
     if obj.get("jsonrpc") != Some(&Value::String("2.0".into())) {
         return Err(error_line(
             &id,
@@ -162,16 +264,33 @@ pub fn check_line(line: &[u8]) -> Result<(), Vec<u8>> {
             "Invalid Request: \"jsonrpc\" must be \"2.0\"".into(),
         ));
     }
+    let has_id = !ids.is_empty() && id != "null";
     match obj.get("method") {
         Some(Value::String(method)) => {
-            if let Some(p) = obj.get("params") {
-                if !p.is_object() {
+            match obj.get("params") {
+                None | Some(Value::Object(_)) => {}
+                // A structured value JSON-RPC allows, but not MCP's: invalid params.
+                Some(Value::Array(_)) => {
+                    return Err(error_line(
+                        &id,
+                        -32602,
+                        "Invalid params: MCP params must be an object, not an array".into(),
+                    ))
+                }
+                Some(_) => {
                     return Err(error_line(
                         &id,
                         -32600,
                         "Invalid Request: params must be an object".into(),
-                    ));
+                    ))
                 }
+            }
+            if !has_id {
+                // A notification: never answered. Before the session it would end rmcp's.
+                return Ok(if self.begun { Verdict::Pass } else { Verdict::Drop });
+            }
+            if !self.begun && !KNOWN_METHODS.contains(&method.as_str()) {
+                return Err(error_line(&id, -32601, format!("Method not found: {method}")));
             }
             if method == "tools/call" && !obj.get("params").is_some_and(|p| p["name"].is_string()) {
                 return Err(error_line(
@@ -180,21 +299,30 @@ pub fn check_line(line: &[u8]) -> Result<(), Vec<u8>> {
                     "Invalid params: tools/call needs `name`, the tool to call (a string)".into(),
                 ));
             }
-            Ok(())
+            if !self.begun {
+                let meta = &obj.get("params").map_or(Value::Null, |p| p["_meta"].clone());
+                self.begun = method == "initialize"
+                    || (!matches!(method.as_str(), "ping" | "server/discover")
+                        && meta.get("io.modelcontextprotocol/protocolVersion").is_some()
+                        && meta.get("io.modelcontextprotocol/clientCapabilities").is_some());
+            }
+            Ok(Verdict::Pass)
         }
         Some(_) => Err(error_line(
             &id,
             -32600,
             "Invalid Request: method must be a string".into(),
         )),
-        None if id != "null" && (obj.contains_key("result") || obj.contains_key("error")) => {
-            Ok(()) // a response to a server-initiated request
+        None if has_id && (obj.contains_key("result") || obj.contains_key("error")) => {
+            // A response to a server-initiated request; before the session there is none.
+            Ok(if self.begun { Verdict::Pass } else { Verdict::Drop })
         }
         None => Err(error_line(
             &id,
             -32600,
             "Invalid Request: neither a request, a notification nor a response".into(),
         )),
+    }
     }
 }
 
@@ -295,6 +423,7 @@ pub async fn pump_with<I, O, ToR, FromR>(
     let ids_out = ids.clone();
     let reader = tokio::spawn(async move {
         let mut input = BufReader::new(input);
+        let mut guard = Guard::default();
         loop {
             match read_line_limited(&mut input, MAX_LINE).await {
                 Ok(Line::Eof) | Err(_) => break,
@@ -312,17 +441,18 @@ pub async fn pump_with<I, O, ToR, FromR>(
                     if l.iter().all(|b| b.is_ascii_whitespace()) {
                         continue;
                     }
-                    match check_line(&l) {
-                        Ok(()) => {
+                    match guard.check(&l) {
+                        Verdict::Pass => {
                             let mut l = ids.lock().expect("not poisoned").outgoing(l);
                             l.push(b'\n');
                             if to_rmcp.write_all(&l).await.is_err() {
                                 break;
                             }
                         }
-                        Err(resp) => {
+                        Verdict::Answer(resp) => {
                             let _ = err_tx.send(resp);
                         }
+                        Verdict::Drop => {}
                     }
                 }
             }
@@ -393,7 +523,7 @@ mod tests {
         );
         assert_eq!(
             code(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#),
-            Some(-32600)
+            Some(-32602)
         );
         assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#), None);
         assert_eq!(

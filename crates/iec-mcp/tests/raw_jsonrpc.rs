@@ -114,7 +114,13 @@ fn malformed() -> Vec<(String, Value, i64)> {
         (r#"{"jsonrpc":"1.0","id":8,"method":"tools/list"}"#.into(), json!(8), -32600),
         (r#"{"jsonrpc":"2.0","id":9,"method":17}"#.into(), json!(9), -32600),
         (r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":"x"}"#.into(), json!(10), -32600),
-        (r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":[1]}"#.into(), json!(11), -32600),
+        // An array is a JSON-RPC structured value but not MCP's params: invalid params (F8).
+        (r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":[1]}"#.into(), json!(11), -32602),
+        (r#"{"jsonrpc":"2.0","id":17,"method":"tools/list","params":[]}"#.into(), json!(17), -32602),
+        // Duplicate members: an invalid request, with the id when the ids agree (F8).
+        (r#"{"jsonrpc":"2.0","id":18,"id":18,"method":"tools/list"}"#.into(), json!(18), -32600),
+        (r#"{"jsonrpc":"2.0","id":19,"id":20,"method":"tools/list"}"#.into(), Value::Null, -32600),
+        (r#"{"jsonrpc":"2.0","id":21,"method":"tools/list","method":"ping"}"#.into(), json!(21), -32600),
         (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#.into(), Value::Null, -32600),
         // Well-formed but wrong: rmcp's own errors.
         (r#"{"jsonrpc":"2.0","id":12,"method":"no/such/method"}"#.into(), json!(12), -32601),
@@ -182,4 +188,41 @@ fn bad_tool_arguments_are_tool_errors() {
     }
     s.call_echo(50, "still here");
     s.finish();
+}
+
+/// Red team F8: JSON-RPC 2.0 / MCP deviations. Duplicate `id`s got an error without `id`; a
+/// notification or a response as the first message got an error and the server exited 1; an
+/// unknown method before `initialize` got -32602 about `_meta`; `"params":[]` got -32600; an id
+/// of `1e400` got a parse error with id null.
+#[test]
+fn mcp_protocol_deviations_before_and_after_initialize() {
+    for runtime in ["multi_thread", "current_thread"] {
+        let mut s = Server::start(runtime);
+        // A notification and a response first: no reply, the server goes on.
+        s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#);
+        s.send(r#"{"jsonrpc":"2.0","id":"x","result":{}}"#);
+        // Unknown method before initialize: method not found.
+        let r = s.ask(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
+        assert_eq!((error_code(&r), &r["id"]), (-32601, &json!(2)), "[{runtime}] {r}");
+        // The first reply is to that request: the three lines before got none.
+        let r = s.ask(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[]}"#);
+        assert_eq!((error_code(&r), &r["id"]), (-32602, &json!(3)), "[{runtime}] {r}");
+        let r = s.ask(r#"{"jsonrpc":"2.0","id":4,"id":4,"method":"ping"}"#);
+        assert_eq!((error_code(&r), &r["id"]), (-32600, &json!(4)), "[{runtime}] {r}");
+        let r = s.ask(r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#);
+        assert_eq!((&r["id"], &r["result"]), (&json!(5), &json!({})), "[{runtime}] {r}");
+        s.initialize();
+        // An id of 1e400 is valid JSON: answered, with the id as written.
+        s.send(r#"{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}"#);
+        let l = s.lines.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(l.contains("\"id\":1e400"), "[{runtime}] {l}");
+        assert!(l.contains("\"tools\""), "[{runtime}] {l}");
+        // After initialize notifications still get no reply; an unknown method -32601.
+        s.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#);
+        let r = s.ask(r#"{"jsonrpc":"2.0","id":6,"method":"no/such/method"}"#);
+        assert_eq!((error_code(&r), &r["id"]), (-32601, &json!(6)), "[{runtime}] {r}");
+        s.call_echo(7, "still here");
+        s.finish();
+    }
 }
