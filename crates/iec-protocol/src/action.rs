@@ -389,7 +389,9 @@ fn segments(w: &str, value: bool) -> Option<Vec<Seg>> {
     };
     let mut quoted_any = false;
     let mut i = 0;
-    // Whether an unquoted `=` or `:` came before (bash expands a `~` after them).
+    // In an assignment, and in a word that looks like one (`NAME=…`, unquoted), bash expands a
+    // `~` after the `=` and after every unquoted `:`.
+    let assignment_like = value || assignment(w).is_some();
     let mut after_sep = value;
     while i < s.len() {
         let c = s[i];
@@ -482,7 +484,7 @@ fn segments(w: &str, value: bool) -> Option<Vec<Seg>> {
                 i += ch.len_utf8();
             }
         }
-        after_sep = i > 0 && matches!(s.get(i - 1), Some(b'=' | b':')) && !matches!(s[i - 1], b'\'' | b'"');
+        after_sep = assignment_like && i > 0 && matches!(s.get(i - 1), Some(b'=' | b':'));
     }
     let after_quoted_dyn = matches!(out.last(), Some(Seg::Dyn(_, true)));
     if !lit.is_empty() || (quoted && !after_quoted_dyn) || out.is_empty() {
@@ -571,6 +573,9 @@ mod tests {
         // Expansions and patterns stay as written.
         assert_eq!(w("~/x"), vec![Seg::Dyn("~".into(), false), Seg::Lit("/x".into())]);
         assert_eq!(w("a=~"), vec![Seg::Lit("a=".into()), Seg::Dyn("~".into(), false)]);
+        assert_eq!(w("a=b:~"), vec![Seg::Lit("a=b:".into()), Seg::Dyn("~".into(), false)]);
+        assert_eq!(w("b:~"), lit("b:~"));
+        assert_eq!(w("--opt=~/x"), lit("--opt=~/x"));
         assert_eq!(w("'~'"), lit("~"));
         assert_eq!(w("\"$x\""), vec![Seg::Dyn("$x".into(), true)]);
         assert_eq!(w("$x"), vec![Seg::Dyn("$x".into(), false)]);
