@@ -337,6 +337,22 @@ fn demo_runs_on_defaults() {
     assert_eq!(on("bash-c"), "corresponds");
 }
 
+/// The demo matrix, whole: `tests/golden/demo.txt` (`IEC_UPDATE_GOLDEN=1` writes it), and the
+/// README shows exactly that output.
+#[test]
+fn demo_matrix_is_the_golden_file_and_the_readme_shows_it() {
+    let (code, out, _) = iec(&["demo"], b"");
+    assert_eq!(code, 0);
+    let golden = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/demo.txt");
+    if std::env::var_os("IEC_UPDATE_GOLDEN").is_some() {
+        std::fs::write(golden, &out).unwrap();
+    }
+    let want = std::fs::read_to_string(golden).unwrap();
+    assert_eq!(out, want, "iec demo changed (IEC_UPDATE_GOLDEN=1 rewrites tests/golden/demo.txt)");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    assert!(readme.contains(&format!("```\n{want}```")), "the README's demo output is not tests/golden/demo.txt");
+}
+
 #[test]
 fn repair_exit_codes_and_json() {
     let (code, out, _) = iec(
