@@ -85,3 +85,58 @@ pub fn hazard_payloads(n: usize, seed: u64) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// Unquoted hazards that a harness may re-quote without changing the argv (or may change):
+/// `!` next to and inside words, `~` inside words and where bash expands it, braces that expand
+/// and that do not, arithmetic and parameter expansions.
+const UNQUOTED: &[&str] = &[
+    "x!y", "foo!", "!", "!w", "a~b", "~", "~/d", "k=~/x", "{a,b}", "x{1..3}", "{x}", "$((1+2))",
+    "\"$((2*3))\"", "${HOME}", "\"${HOME:-d}\"", "${#HOME}", "a!=b", "(error|warn)",
+];
+
+/// `n` payloads `(id, command)` from `seed` for the comparison by action (issue 17): quoted words
+/// next to unquoted `!`, `~`, `{…}`, `$((…))` and `${…}`, redirections, and `;`/`&&` lists of
+/// `argvprobe` commands, the last sometimes piped to `cat` (one probe per pipeline: the
+/// commands of a pipeline run at once and would record in any order). Every payload is valid
+/// bash with a deterministic argv.
+pub fn action_hazard_payloads(n: usize, seed: u64) -> Vec<(String, String)> {
+    let mut rng = Rng(seed);
+    (0..n)
+        .map(|i| {
+            let commands = 1 + rng.below(3);
+            let mut cmd = String::new();
+            for k in 0..commands {
+                if k > 0 {
+                    cmd.push_str(rng.pick(&["; ", " && ", ";"]));
+                }
+                cmd.push_str("argvprobe");
+                for _ in 0..1 + rng.below(4) {
+                    cmd.push(' ');
+                    match rng.below(3) {
+                        0 => cmd.push_str(&word(&mut rng)),
+                        1 => cmd.push_str(rng.pick(UNQUOTED)),
+                        // A quoted word glued to an unquoted hazard.
+                        _ => {
+                            let w = word(&mut rng);
+                            let h = rng.pick(&["!x", "!", "~z", "{y}", "$((1))", "${HOME}"]);
+                            if rng.below(2) == 0 {
+                                cmd.push_str(&format!("{w}{h}"));
+                            } else {
+                                cmd.push_str(&format!("{h}{w}"));
+                            }
+                        }
+                    }
+                }
+                match rng.below(6) {
+                    0 => cmd.push_str(" 2>&1"),
+                    1 => cmd.push_str(" < /dev/null"),
+                    _ => {}
+                }
+            }
+            if rng.below(4) == 0 {
+                cmd.push_str(" | cat");
+            }
+            (format!("a{seed}-{i:04}"), cmd)
+        })
+        .collect()
+}

@@ -22,6 +22,6 @@ pub use driver::{
     install_claude_code, run_claude_code, run_claude_code_with, DirectRun, HarnessRun, Launcher,
     PayloadResult, RunOptions,
 };
-pub use hazard::hazard_payloads;
+pub use hazard::{action_hazard_payloads, hazard_payloads};
 pub use probe::ProbeRecord;
 pub use server::{RecordedRequest, ReplayHandle, ReplayServer, Script, ToolResult};

@@ -11,10 +11,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use iec_harness::agree::{agree, agreement_line, AgreeReport, Payload, RunSpec};
-use iec_harness::{hazard_payloads, install_claude_code};
+use iec_harness::{action_hazard_payloads, hazard_payloads, install_claude_code};
 
 const N: usize = 300;
 const SEED: u64 = 72332;
+const ACTION_SEED: u64 = 1217;
 
 fn skip_reason() -> Option<&'static str> {
     ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
@@ -35,14 +36,14 @@ fn installed(version: &str) -> bool {
     true
 }
 
-fn payloads() -> Vec<Payload> {
-    hazard_payloads(N, SEED)
+fn payloads(family: fn(usize, u64) -> Vec<(String, String)>, seed: u64) -> Vec<Payload> {
+    family(N, seed)
         .into_iter()
         .map(|(id, command)| Payload { id, command })
         .collect()
 }
 
-fn run(version: &str, launch: &str) -> Option<AgreeReport> {
+fn run(version: &str, launch: &str, payloads: &[Payload]) -> Option<AgreeReport> {
     if !installed(version) {
         return None;
     }
@@ -50,7 +51,7 @@ fn run(version: &str, launch: &str) -> Option<AgreeReport> {
     spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
     spec.batch = 40;
     let t = Instant::now();
-    let rep = agree(&spec, launch, &payloads()).expect("agree run");
+    let rep = agree(&spec, launch, payloads).expect("agree run");
     let diverged = rep
         .results
         .iter()
@@ -86,9 +87,21 @@ fn describe(rep: &AgreeReport) -> String {
 
 #[test]
 fn predictions_agree_with_real_claude_code() {
+    agree_on(&payloads(hazard_payloads, SEED));
+}
+
+/// Issue 17: 300 payloads of quoted words next to unquoted `!`, `~`, `{…}`, `$((…))`, `${…}`,
+/// with redirections and `;`/`&&`/`|` lists, where a comparison of texts instead of actions
+/// called re-quotings that hand every command the same argv changes.
+#[test]
+fn action_payloads_agree_with_real_claude_code() {
+    agree_on(&payloads(action_hazard_payloads, ACTION_SEED));
+}
+
+fn agree_on(payloads: &[Payload]) {
     let reports: Vec<AgreeReport> = std::thread::scope(|s| {
-        let a = s.spawn(|| run("2.1.72", "claude-code-2.1.72-linux"));
-        let b = s.spawn(|| run("2.1.332", "claude-code-2.1.332-linux"));
+        let a = s.spawn(|| run("2.1.72", "claude-code-2.1.72-linux", payloads));
+        let b = s.spawn(|| run("2.1.332", "claude-code-2.1.332-linux", payloads));
         [a.join().unwrap(), b.join().unwrap()]
             .into_iter()
             .flatten()
