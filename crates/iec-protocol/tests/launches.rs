@@ -501,3 +501,22 @@ fn codex_exec_command_reads_cmd_and_parses_twice() {
     );
     text("codex-exec-command-linux", "echo 'open", Unknown);
 }
+
+/// `iec harness learn --harness claude-code@2.0.76` wrote `argv = ["/bin/bash", "-c", "-l",
+/// "{{wrapper}}"]` (what 2.0.76 really runs: bash accepts options after `-c`); the spawn hop
+/// read `-l` as the command text and called every call "diverges, loud: invalid option".
+#[test]
+fn options_after_dash_c_are_read_as_bash_reads_them() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../launches/claude-code-2.1.72-linux.toml"))
+        .unwrap()
+        .replace("id = \"claude-code-2.1.72-linux\"", "id = \"learned\"")
+        .replace(r#"argv = ["/bin/bash", "-c", "{{wrapper}}"]"#, r#"argv = ["/bin/bash", "-c", "-l", "{{wrapper}}"]"#);
+    let l = iec_launches::Launch::from_toml(&text).unwrap();
+    assert_eq!(l.spawn.argv[2], "-l");
+    for (t, verdict) in [("ls -la", Verdict::Corresponds), ("printf '%s' 'a != b'", Verdict::Diverges)] {
+        let r = check(&l, &call_for_text(&l, t), global(), Options::default()).unwrap();
+        assert_eq!(r.verdict, verdict, "{t}: {}", serde_json::to_string_pretty(&r).unwrap());
+        let shell = r.hops.iter().find(|h| h.name == "shell").unwrap();
+        assert!(shell.note.as_deref().unwrap_or("").contains("login shell"), "{shell:?}");
+    }
+}

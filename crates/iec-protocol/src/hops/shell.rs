@@ -27,14 +27,14 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
         return Ok(super::flow(run));
     }
     let intended = st.intended_text().to_string();
-    let shell_text = st.argv.last().cloned().unwrap_or_default();
+    // The argument the shell runs, as it reads its options (`bash -c -l TEXT`).
+    let at = super::spawn::command_of(&st.argv).unwrap_or(st.argv.len().saturating_sub(1));
+    let shell_text = st.argv.get(at).cloned().unwrap_or_default();
     match launch.spawn.shell {
         ShellId::Dash => dash(run, &intended, &shell_text)?,
         ShellId::FromArgv => unreachable!("string launches name their shell"),
         ShellId::Bash => {
-            let login_note = launch
-                .spawn
-                .login
+            let login_note = (launch.spawn.login || super::spawn::login_of(&st.argv))
                 .then(|| "login shell: profile files run first; check mode does not run them".to_string());
             if let Some(eval_text) = bash(run, &intended, shell_text, st.payload.as_ref(), login_note)? {
                 st.eval_text = eval_text;

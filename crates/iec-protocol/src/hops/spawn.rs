@@ -34,19 +34,19 @@ pub(crate) fn hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError
         run.diverge(Hop::Spawn, WitnessKind::Emulated, receipt, Mechanism::Truncation, false, a, "", format!("argv[{i}] is {} bytes; execve fails with E2BIG for an argument of {MAX_ARG_STRLEN} bytes or more (the limit counts its NUL), nothing runs", a.len()));
         return Ok(false);
     }
-    // `sh -c TEXT`: bash and dash read a TEXT that starts with `-` or `+` as more options and
-    // fail before parsing anything (observed: `bash -c '-- echo hi'`, `dash -c '+x echo'`).
-    if let Some(pos) = argv.iter().position(|a| a == "-c" || a == "-lc" || a == "-cl") {
-        if let Some(text) = argv.get(pos + 1).filter(|t| t.starts_with(['-', '+'])) {
-            let shown = text.clone();
-            run.diverge(Hop::Spawn, WitnessKind::Emulated, receipt, Mechanism::Other, false, &shown, "", format!("the text after {} starts with `{}`: the shell reads it as options and fails (`invalid option`) before parsing it; nothing runs", argv[pos], &text[..1]));
-            return Ok(false);
-        }
+    // The shell reads its arguments as bash's `shell.c` does: options may follow `-c`, and a
+    // text that starts with `-` or `+` is read as more options (observed: `bash -c '-- echo
+    // hi'`, `dash -c '+x echo'`): the shell fails before parsing anything.
+    if let Some(Err(why)) = invocation(argv) {
+        let shown = argv.last().cloned().unwrap_or_default();
+        run.diverge(Hop::Spawn, WitnessKind::Emulated, receipt, Mechanism::Other, false, &shown, "", format!("the shell refuses its arguments (`{why}`: a text that starts with `-` or `+` is read as more options) and runs nothing"));
+        return Ok(false);
     }
     if run.opts.spawn_witness && run.launch.spawn.shell == ShellId::Bash {
         let raw: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
         let got = spawn::bash_env_witness(&raw)?;
-        let sent = argv.last().map(|s| s.as_bytes()).unwrap_or_default();
+        let at = command_of(argv).unwrap_or(argv.len().saturating_sub(1));
+        let sent = argv.get(at).map(|s| s.as_bytes()).unwrap_or_default();
         let got_s = String::from_utf8_lossy(&got).into_owned();
         if got != sent {
             run.diverge(
@@ -72,4 +72,28 @@ pub(crate) fn hop(run: &mut Run<'_>, argv: &[String]) -> Result<bool, CheckError
         run.push(Hop::Spawn, WitnessKind::Emulated, Some(true), receipt, Some("execve passes argv byte-exact (run with --witness spawn to observe it with a BASH_ENV witness)".into()));
     }
     Ok(true)
+}
+
+/// bash's reading of a shell's argv (`None` when argv\[0\] is not bash, sh or dash): the index
+/// in `argv` of the command string, or the shell's refusal.
+fn invocation(argv: &[String]) -> Option<Result<Option<usize>, String>> {
+    let prog = argv.first()?;
+    let name = prog.rsplit('/').next().unwrap_or(prog).trim_start_matches('-');
+    if !matches!(name, "bash" | "sh" | "dash") {
+        return None;
+    }
+    Some(iec_launches::invocation::bash_invocation(prog, &argv[1..]).map(|inv| inv.command.map(|i| i + 1)))
+}
+
+/// The index in `argv` of the text the shell runs (`bash -c -l TEXT`: 3), if it runs one.
+pub(crate) fn command_of(argv: &[String]) -> Option<usize> {
+    invocation(argv)?.ok()?
+}
+
+/// Whether the shell runs as a login shell (`-l`, `--login`, argv\[0\] `-bash`): profile files
+/// run before the text.
+pub(crate) fn login_of(argv: &[String]) -> bool {
+    argv.first().is_some_and(|prog| {
+        iec_launches::invocation::bash_invocation(prog, &argv[1..]).is_ok_and(|inv| inv.login)
+    })
 }
