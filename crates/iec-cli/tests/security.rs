@@ -363,3 +363,32 @@ fn poisoned_daemon_still_repairs() {
     let _ = daemon.wait();
     assert_no_witness_left("poisoned daemon");
 }
+
+/// Red team, rounds 2 and 3: `$(<file)` is performed by bash without a command the DEBUG trap
+/// could skip, and an expansion witness read files named by the text into the report (a file in
+/// /tmp, /etc/passwd, then system files under /usr). Landlock confines a witness's reads to its
+/// program, its libraries, the locale and its own directory.
+#[test]
+fn files_named_by_a_text_are_not_read_into_reports() {
+    let dir = tempfile::Builder::new().prefix("iec-secret-").tempdir_in("/tmp").unwrap();
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, "MARKER_FILE_4412\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
+    let os_line = os_release.lines().find(|l| l.len() > 12).unwrap_or("").to_string();
+    for file in [secret.display().to_string(), "/etc/os-release".into(), "/usr/bin/env".into()] {
+        for text in [format!("echo $(<{file})"), format!("echo \"$(<{file})\"")] {
+            for launch in ["mcp-shell-server", "bash-c", "claude-code-2.1.72-linux"] {
+                let (_, out, err) = iec_with_text(&["check", "--launch", launch, "--full-witness", "--format", "json"], &text);
+                let all = format!("{out}{err}");
+                assert!(!all.contains("MARKER_FILE_4412"), "{launch} {text}: {all}");
+                assert!(os_line.is_empty() || !all.contains(&os_line), "{launch} {text}: {all}");
+                assert!(!all.contains("\\u007fELF") && !all.contains("\u{7f}ELF"), "{launch} {text}: {all}");
+            }
+        }
+    }
+}

@@ -111,6 +111,13 @@ pub fn check(
             attribution: Some(WITNESS_LIMIT.into()),
             ..unknown_report(launch, call)
         }),
+        // A witness that answered what it never writes (a terminal witness whose channel a text
+        // wrote to): the check cannot tell, and a repair refuses.
+        Err(CheckError::Witness(WitnessError::Protocol(why))) => Ok(CheckReport {
+            reason: Some(format!("a witness gave an answer it cannot have given: {why}")),
+            attribution: Some(WITNESS_PROTOCOL.into()),
+            ..unknown_report(launch, call)
+        }),
         Err(CheckError::Witness(WitnessError::Refused(why))) => Ok(CheckReport {
             reason: Some(why),
             attribution: Some(WITNESS_REFUSED.into()),
@@ -123,6 +130,10 @@ pub fn check(
 /// The `attribution` of an `unknown` report whose witness refused to start (see
 /// [`WitnessError::Refused`]): nothing ran, the check cannot tell.
 pub const WITNESS_REFUSED: &str = "witness-refused";
+
+/// The `attribution` of an `unknown` report whose witness broke its protocol (see
+/// [`WitnessError::Protocol`]): nothing is judged, and a repair refuses.
+pub const WITNESS_PROTOCOL: &str = "witness-protocol";
 
 /// The `attribution` of an `unknown` report whose witness hit a limit (see
 /// [`WitnessError::Limit`]): the text may be fine, the check cannot tell.

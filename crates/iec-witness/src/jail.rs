@@ -58,9 +58,9 @@ pub(crate) struct Jail {
     reads: Option<Reads>,
 }
 
-/// What a witness may read, enforced by Landlock (Linux 5.13+): the system's programs and
-/// libraries (`/usr`, `/lib*`, `/bin`, `/sbin`), the loader cache, `/etc/inputrc` (readline's
-/// keys, as the harness's shell has them), `/dev/null`, and its own directory. Nothing else:
+/// What a witness may read, enforced by Landlock (Linux 5.13+): its program and the libraries
+/// the loader maps for it, the locale, `/dev/null` (see [`system_rules`]), and its own
+/// directory. Nothing else:
 /// a text that gets bash to read a file (`$(<file)`, which bash performs without a command the
 /// DEBUG trap could skip) gets a permission error, so no file of the user's, of `/etc` or of
 /// `/proc` can reach a report. Where the kernel has no Landlock the witness runs without it
@@ -69,13 +69,86 @@ pub(crate) struct Reads {
     ruleset: std::os::fd::OwnedFd,
 }
 
+/// What every witness may read of the system: the program and the files the loader maps for it
+/// (found with `ldd` before the witness starts), the loader cache, the C.UTF-8 locale and its
+/// aliases, the character-set modules and `/dev/null` (the terminal witness adds readline's
+/// `/etc/inputrc` and the terminal descriptions). Nothing else of `/usr` or `/lib`: a text that gets bash to
+/// read a file (`$(<file)`) reads none of the system's other files either. Where `ldd` gives no
+/// answer, the system's program and library directories as a whole.
+fn system_rules(program: &std::path::Path) -> Vec<(std::path::PathBuf, u64)> {
+    use std::path::PathBuf;
+    let exe = LL_EXECUTE | LL_READ_FILE;
+    let tree = LL_READ_FILE | LL_READ_DIR;
+    let mut rules: Vec<(PathBuf, u64)> = vec![];
+    match loaded_files(program) {
+        Some(files) => {
+            rules.push((program.to_path_buf(), exe));
+            for f in &files {
+                rules.push((f.clone(), exe));
+                if let Some(dir) = f.parent() {
+                    rules.push((dir.join("gconv"), tree));
+                }
+            }
+        }
+        None => {
+            for d in ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"] {
+                rules.push((d.into(), exe | LL_READ_DIR));
+            }
+        }
+    }
+    for f in ["/etc/ld.so.cache", "/dev/null", "/usr/share/locale/locale.alias"] {
+        rules.push((f.into(), LL_READ_FILE));
+    }
+    rules.push(("/usr/lib/locale".into(), tree));
+    rules
+}
+
+/// The files the dynamic loader maps for `program` (its interpreter and libraries), from the
+/// system's `ldd`, asked once per program.
+fn loaded_files(program: &std::path::Path) -> Option<Vec<std::path::PathBuf>> {
+    use std::collections::HashMap;
+    use std::path::PathBuf;
+    static SEEN: std::sync::Mutex<Option<HashMap<PathBuf, Option<Vec<PathBuf>>>>> = std::sync::Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let seen = seen.get_or_insert_with(HashMap::new);
+    if let Some(v) = seen.get(program) {
+        return v.clone();
+    }
+    let ldd = ["/usr/bin/ldd", "/bin/ldd"].into_iter().find(|p| std::path::Path::new(p).exists());
+    let found = ldd.and_then(|ldd| {
+        let out = std::process::Command::new(ldd)
+            .arg(program)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let files: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                let path = l.split("=> ").nth(1).unwrap_or(l);
+                let path = path.split(" (").next()?.trim();
+                path.starts_with('/').then(|| PathBuf::from(path))
+            })
+            .collect();
+        (!files.is_empty()).then_some(files)
+    });
+    seen.insert(program.to_path_buf(), found.clone());
+    found
+}
+
 const LL_EXECUTE: u64 = 1 << 0;
 const LL_READ_FILE: u64 = 1 << 2;
 const LL_READ_DIR: u64 = 1 << 3;
 
 impl Reads {
     /// The ruleset, or `None` where the kernel has no Landlock.
-    fn new(own: &[&std::path::Path]) -> Option<Reads> {
+    fn new(program: &std::path::Path, own: &[&std::path::Path]) -> Option<Reads> {
         use std::os::fd::{AsRawFd, FromRawFd};
         let handled: u64 = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR;
         // SAFETY: landlock_create_ruleset reads `size` bytes of the attribute (its first field,
@@ -93,14 +166,7 @@ impl Reads {
         }
         // SAFETY: a fresh descriptor of our own.
         let ruleset = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
-        let system = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR;
-        let mut rules: Vec<(std::path::PathBuf, u64)> = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"]
-            .iter()
-            .map(|d| (d.into(), system))
-            .collect();
-        for f in ["/etc/ld.so.cache", "/etc/inputrc", "/dev/null"] {
-            rules.push((f.into(), LL_READ_FILE));
-        }
+        let mut rules = system_rules(program);
         for d in own {
             // (A file among them gets only the file rights below.)
             rules.push((d.to_path_buf(), LL_READ_FILE | LL_READ_DIR));
@@ -451,7 +517,8 @@ impl Jail {
     /// Confines the witness's reads (see [`Reads`]) to the system's programs and libraries and
     /// `own`, its directories.
     pub(crate) fn reading(mut self, own: &[&std::path::Path]) -> Jail {
-        self.reads = Reads::new(own);
+        let program = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(self.exec.path.as_bytes()));
+        self.reads = Reads::new(&program, own);
         self
     }
 
@@ -784,6 +851,7 @@ exec /usr/bin/true
 kill -0 1 && r=$((r|16))
 { read -r x < /proc/self/status; } && r=$((r|32))
 { read -r x < /etc/hostname; } && r=$((r|32))
+{ read -r x < /usr/bin/env; } && r=$((r|32))
 [[ -n $(</etc/hostname) ]] && r=$((r|32))
 { read -r x < DIR/own && [[ $x == mine ]]; } || r=$((r|64))
 r=$((r|1))

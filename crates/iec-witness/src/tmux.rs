@@ -116,8 +116,23 @@ __iec_ps2_NONCE() {
 __iec_probe_NONCE() {
   builtin printf 'probe\0\0\0\0\0' >&9
 }
+# A refused key is recorded and the line it was pressed in is dropped, and so is every line
+# after it (Enter swallows them at the readline level) until the end line: the shell never reads
+# a line that a refused key would have changed (ESC-\ deleting a backslash turned an escaped
+# quote into a real one and let a quoted `}` end the wrapper).
 __iec_key_NONCE() {
   builtin printf 'key\0%s\0\0\0\0' "$1" >&9
+  READLINE_LINE=
+  READLINE_POINT=0
+  builtin bind -x '"\C-m": __iec_refused_NONCE'
+  builtin bind -x '"\C-j": __iec_refused_NONCE'
+}
+__iec_refused_NONCE() {
+  if [[ $READLINE_LINE == "} # END_NONCE" ]]; then
+    builtin printf 'status\0refused\0\0\0%s\0' "$__iec_trip_NONCE" >&9
+  fi
+  READLINE_LINE=
+  READLINE_POINT=0
 }
 # Every readline function but the two that type a character or end a line (self-insert and
 # accept-line), chosen by name from this readline's own `bind -l`: those that expand the line or
@@ -205,7 +220,7 @@ PROMPT_COMMAND=__iec_rec_NONCE
 builtin readonly -f __iec_hist_NONCE __iec_rec_NONCE __iec_drain_NONCE __iec_ps2_NONCE __iec_probe_NONCE __iec_key_NONCE
 __iec_fns_NONCE=$(builtin declare -F)
 builtin readonly TMOUT PS1 PS2 PROMPT_COMMAND PATH HISTCONTROL HISTIGNORE HISTFILE HISTSIZE HISTTIMEFORMAT __iec_fns_NONCE
-trap '[[ ${FUNCNAME[0]-} == __iec_*_NONCE || $BASH_COMMAND == __iec_rec_NONCE || $BASH_COMMAND == __iec_probe_NONCE || $BASH_COMMAND == __iec_drain_NONCE || $BASH_COMMAND == __iec_ps2_NONCE || ( $BASH_COMMAND == "__iec_key_NONCE "* && $BASH_COMMAND != *[!a-z0-9_\ -]* ) ]] || (( ++__iec_trip_NONCE, 0 ))' DEBUG
+trap '[[ ${FUNCNAME[0]-} == __iec_*_NONCE || $BASH_COMMAND == __iec_rec_NONCE || $BASH_COMMAND == __iec_probe_NONCE || $BASH_COMMAND == __iec_drain_NONCE || $BASH_COMMAND == __iec_refused_NONCE || $BASH_COMMAND == __iec_ps2_NONCE || ( $BASH_COMMAND == "__iec_key_NONCE "* && $BASH_COMMAND != *[!a-z0-9_\ -]* ) ]] || (( ++__iec_trip_NONCE, 0 ))' DEBUG
 "#;
 
 /// The probe key (`ESC [ 9 9 9 9 ~`, no terminal sends it), as `send-keys -H` hex bytes.
@@ -322,6 +337,9 @@ impl Log {
         loop {
             match std::io::Read::read(&mut self.file, &mut chunk) {
                 Ok(0) | Err(_) => break,
+                // The witness writes a few kilobytes per text; more is a text writing to the
+                // channel, read no further (the records it breaks are refused).
+                Ok(_) if self.buf.len() > MAX_LOG => break,
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
             }
         }
@@ -350,6 +368,9 @@ impl Log {
     }
 }
 
+/// Most bytes of the witness's channel read for one text.
+const MAX_LOG: usize = 4 << 20;
+
 /// One tmux server with one interactive bash.
 pub struct TmuxWitness {
     dir: tempfile::TempDir,
@@ -359,6 +380,8 @@ pub struct TmuxWitness {
     log: Log,
     /// Keys refused since the last typing started.
     keys: Vec<String>,
+    /// Set once a text has been typed: records after that may come from it.
+    typed_once: bool,
     /// The last status record seen.
     status: Option<Record>,
     probe: bool,
@@ -646,13 +669,17 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
         .collect();
     let env: Vec<(&str, &OsStr)> = env.iter().map(|(k, v)| (k.as_str(), v.as_os_str())).collect();
     let rest: Vec<&OsStr> = args[5..].iter().map(OsString::as_os_str).collect();
-    // It reads its rc file, its home and working directories, and the system's programs and
-    // libraries, nothing else (not the log of texts next to them).
+    // It reads its rc file, its home and working directories, its program and libraries,
+    // nothing else (not the log of texts next to them).
     let home = env.iter().find(|(k, _)| *k == "HOME").map(|(_, v)| PathBuf::from(v));
     let cwd = std::env::current_dir().ok();
     let rc = PathBuf::from(&args[3]);
-    let readable: Vec<&std::path::Path> =
+    let mut readable: Vec<&std::path::Path> =
         [home.as_deref(), cwd.as_deref(), Some(rc.as_path())].into_iter().flatten().collect();
+    // Readline's keys as the harness's shell has them, and terminal descriptions.
+    for p in ["/etc/inputrc", "/usr/share/terminfo", "/lib/terminfo", "/etc/terminfo"] {
+        readable.push(std::path::Path::new(p));
+    }
     let e = crate::jail::exec_jailed(crate::jail::Kind::Expand, program.as_os_str(), &rest, &env, &readable);
     fail("cannot start the jailed shell", &e)
 }
@@ -791,6 +818,7 @@ impl TmuxWitness {
                 buf: vec![],
             },
             keys: vec![],
+            typed_once: false,
             status: None,
             probe: false,
             drained: false,
@@ -876,12 +904,17 @@ impl TmuxWitness {
                         self.status = Some(r);
                     }
                 }
-                "error" => return Err(WitnessError::Protocol(format!("terminal witness: {}", r.a))),
+                // The rc file's own errors (while the shell starts); later ones are not shown.
+                "error" if !self.typed_once => {
+                    return Err(WitnessError::Protocol(format!("terminal witness: {}", r.a)))
+                }
+                // Its bytes are not shown: a record the witness did not write came from a text
+                // (error messages written to the channel), and may hold what it read.
                 _ => {
                     self.reusable = false;
                     return Err(WitnessError::Protocol(format!(
-                        "terminal witness: unknown record {:?}",
-                        r.kind
+                        "terminal witness: a record the witness did not write ({} bytes): the text wrote to the witness's channel",
+                        r.kind.len()
                     )));
                 }
             }
@@ -961,6 +994,7 @@ impl TmuxWitness {
         // cleanly (see below).
         self.reusable = false;
         self.pump()?;
+        self.typed_once = true;
         self.keys.clear();
         self.status = None;
         self.probe = false;
@@ -1035,7 +1069,7 @@ impl TmuxWitness {
             .map(str::to_string);
         let mut ending = match status.as_ref().map(|r| r.a.as_str()) {
             Some(a) if a.starts_with("complete") => Ending::Complete,
-            Some(a) if a.starts_with("early") || a.starts_with("drain") => Ending::Early,
+            Some(a) if a.starts_with("early") || a.starts_with("drain") || a == "refused" => Ending::Early,
             // The shell still reads the command: it is not used again (nothing may abort the
             // command but a signal, which the jail keeps from readline).
             Some("pending") => Ending::Pending,
@@ -1063,7 +1097,11 @@ impl TmuxWitness {
         let unchanged = status.as_ref().is_some_and(|r| !r.a.ends_with('!'));
         let clean_early = ending == Ending::Early
             && (status.as_ref().is_some_and(|r| r.a != "drain") || self.wait_drained());
-        self.reusable = (ending == Ending::Complete || clean_early) && unchanged && self.alive();
+        // A refused key leaves the shell inside the wrapper, its lines swallowed: not used again.
+        self.reusable = (ending == Ending::Complete || clean_early)
+            && unchanged
+            && refused_keys.is_empty()
+            && self.alive();
         if self.reusable {
             // The pane is cleared for the next typing (the screen is only evidence).
             self.clear_screen();

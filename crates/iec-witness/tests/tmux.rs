@@ -626,6 +626,17 @@ fn editing_and_history_cannot_build_a_closing_brace() {
         assert!(t.refused_keys.iter().any(|k| k == "backward-delete-char"), "{t:?}");
         assert!(!format!("{t:?}").contains("MARKER_7731"), "{t:?}");
         drop(w);
+        // Red team, third round: ESC-\ (delete-horizontal-space) deleted the backslash of `\"`,
+        // which made a quoted `}` end the wrapper. A refused key drops its line and every line
+        // after it: nothing of it is read, nothing runs (no error message of a redirection).
+        let mut w = TmuxWitness::start(&ty).unwrap();
+        let text = format!("true; echo \x1b\\\"; echo \"; }}; {{ :; }} < {s}; : \"; echo \x1b\\\"");
+        let t = w.type_text(&text).unwrap();
+        assert!(t.refused_keys.iter().any(|k| k == "delete-horizontal-space"), "{t:?}");
+        assert!(!t.screen.contains("Permission denied") && !t.screen.contains("MARKER_7731"), "{t:?}");
+        assert_ne!(t.ending, Ending::Stopped, "the DEBUG trap tripped: something ran: {t:?}");
+        assert!(!w.reusable(), "a witness that refused a key is used again");
+        drop(w);
         // History expansion is not performed by the witness: the line is read as typed.
         let mut w = TmuxWitness::start(&ty).unwrap();
         let text = format!("true {{x; !#:1:s/{{x/}}/{tail}");
