@@ -277,12 +277,9 @@ fn iec_mcp_wrote_to_stderr() {
     // A client that goes away before initializing, and one that starts with a notification.
     let (code, out, err) = iec(&["mcp"], b"");
     assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    // A notification gets no reply (JSON-RPC), and does not end the session (red team F8).
     let (code, out, err) = iec(&["mcp"], b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
-    assert_eq!((code, err.as_str()), (1, ""));
-    let r = json(&out);
-    assert_eq!(r["error"]["code"], -32600, "{r}");
-    assert_eq!(r["id"], Value::Null);
-    assert!(r["error"]["message"].as_str().unwrap().contains("must start with an `initialize` request"));
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
 }
 
 /// Red team F4: `--launch-file` was read with `read_to_string`, without a limit:
