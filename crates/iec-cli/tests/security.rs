@@ -380,14 +380,16 @@ fn files_named_by_a_text_are_not_read_into_reports() {
     }
     let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
     let os_line = os_release.lines().find(|l| l.len() > 12).unwrap_or("").to_string();
-    for file in [secret.display().to_string(), "/etc/os-release".into(), "/usr/bin/env".into()] {
-        for text in [format!("echo $(<{file})"), format!("echo \"$(<{file})\"")] {
+    // (Round 4: files the witness's own loader may read, and a file read through an assignment.)
+    for file in [secret.display().to_string(), "/etc/os-release".into(), "/usr/bin/env".into(), "/etc/ld.so.cache".into()] {
+        for text in [format!("echo $(<{file})"), format!("echo \"$(<{file})\""), format!("echo ${{a:=$(<{file})}}$a")] {
             for launch in ["mcp-shell-server", "bash-c", "claude-code-2.1.72-linux"] {
                 let (_, out, err) = iec_with_text(&["check", "--launch", launch, "--full-witness", "--format", "json"], &text);
                 let all = format!("{out}{err}");
                 assert!(!all.contains("MARKER_FILE_4412"), "{launch} {text}: {all}");
                 assert!(os_line.is_empty() || !all.contains(&os_line), "{launch} {text}: {all}");
                 assert!(!all.contains("\\u007fELF") && !all.contains("\u{7f}ELF"), "{launch} {text}: {all}");
+                assert!(!all.contains("ld.so-1.7.0") && !all.contains("glibc-ld.so.cache"), "{launch} {text}: {all}");
             }
         }
     }

@@ -168,6 +168,14 @@ fn run(hook: &Hook) -> Reply {
     if doc.get("tool_name").and_then(Value::as_str) != Some("Bash") {
         return Reply::default();
     }
+    // A Bash call whose `command` is not a string is not one Claude Code runs; iec judges only
+    // strings, so the user decides (it is never let through unjudged).
+    if let Some(c) = doc.get("tool_input").and_then(|v| v.get("command")).filter(|c| !c.is_string()) {
+        let kind = if c.is_array() { "an array" } else { "not a string" };
+        return Reply::ask(&anyhow::anyhow!(
+            "the Bash call's `command` is {kind}; iec checks command strings only"
+        ));
+    }
     let Some(tool_input) = doc
         .get("tool_input")
         .filter(|v| v.get("command").is_some_and(Value::is_string))

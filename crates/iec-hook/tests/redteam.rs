@@ -279,3 +279,23 @@ fn a_20_mb_daemon_request_got_an_error_and_a_broken_pipe() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Red team, round 4, F5: a Bash call whose `command` is an array got no answer (exit 0): the
+/// call went through unjudged. Claude Code runs only strings; the hook now asks the user.
+#[test]
+fn a_bash_call_with_an_array_command_was_let_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("none.sock");
+    for command in [json!(["rm", "-rf", "/tmp/x y"]), json!(7), json!({"a": 1})] {
+        let doc = json!({
+            "session_id": "s", "transcript_path": "/x.jsonl", "cwd": "/", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": command}
+        });
+        for launch in ["claude-code-2.1.72-linux", "mcp-shell-server"] {
+            let (code, out, _) = hook(&socket, "0", &["--launch", launch], doc.to_string().into_bytes());
+            assert_eq!(code, 0);
+            let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{launch} {command}: {e}: {out:?}"));
+            assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask", "{launch} {command}: {out}");
+        }
+    }
+}

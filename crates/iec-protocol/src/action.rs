@@ -86,6 +86,47 @@ fn count(hay: &[Token], needle: &[Token]) -> usize {
     (0..hay.len()).filter(|&i| hay[i..].starts_with(needle)).count()
 }
 
+/// The first expansion in a list of words that would run code or read files when expanded
+/// (command and process substitution, arithmetic, assignments and operators inside `${…}`,
+/// prompt expansion), as written; `Some` also when the words cannot be read. Words holding one
+/// are never handed to an expansion witness: what they produce depends on run time anyway, and
+/// bash performs `$(<file)` without a command a trap could skip.
+pub fn runs_code(words: &str) -> Option<String> {
+    runs_code_quoted(words).map(|(d, _)| d)
+}
+
+/// [`runs_code`] with whether the expansion stands inside double quotes (its result is then one
+/// word, whatever it is).
+pub fn runs_code_quoted(words: &str) -> Option<(String, bool)> {
+    let Some(tokens) = action(words) else {
+        return Some((words.chars().take(80).collect(), false));
+    };
+    let simple = |d: &str| {
+        let inner = d.strip_prefix("${").and_then(|x| x.strip_suffix('}'));
+        match inner {
+            Some(i) => {
+                let i = i.strip_prefix('#').filter(|r| !r.is_empty()).unwrap_or(i);
+                (i.len() == 1 && "@*#?$!-0123456789".contains(i))
+                    || i.chars().all(|c| c.is_ascii_digit())
+                    || (i.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                        && i.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            }
+            None => !["$(", "`", "<(", ">(", "$["].iter().any(|x| d.contains(x)),
+        }
+    };
+    tokens.iter().find_map(|t| {
+        let segs = match t {
+            Token::Word(s) | Token::Assign(_, s) => s,
+            Token::Raw(r) => return Some((r.clone(), false)),
+            _ => return None,
+        };
+        segs.iter().find_map(|s| match s {
+            Seg::Dyn(d, q) if !simple(d) => Some((d.clone(), *q)),
+            _ => None,
+        })
+    })
+}
+
 /// The first token where two actions differ, as `(command number, intended, received)` with
 /// the tokens shown as bash would read them; `None` when they do not differ or cannot be read.
 pub fn first_difference(x: &str, y: &str) -> Option<(usize, String, String)> {
@@ -615,6 +656,16 @@ mod tests {
         assert!(!same("(( x = \"1\" ))", "(( x = 1 ))"));
         // Here-documents are compared as printed.
         assert!(!same("cat <<'E'\nx\nE\n", "cat <<E\nx\nE\n"));
+    }
+
+    #[test]
+    fn words_that_run_code_are_found() {
+        for w in ["echo $(<f)", "echo \"`cat f`\"", "${a:=$}${b:=(}${z:=a[$a$b<f)]}$((z))", "${x@P}", "<(ls)", "$((1))", "${a[$(id)]}"] {
+            assert!(runs_code(w).is_some(), "{w}");
+        }
+        for w in ["echo $x \"${y}\" ${#z} $1 \"$@\" '$(id)' \\$\\(id\\) ~/x *.rs {a,b}", "'a != b'"] {
+            assert_eq!(runs_code(w), None, "{w}");
+        }
     }
 
     #[test]

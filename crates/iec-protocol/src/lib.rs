@@ -84,6 +84,9 @@ fn plain_words(text: &str) -> Option<Vec<String>> {
     if text.contains(['$', '`', '\n', '\r']) {
         return None;
     }
+    // shell-quote splits an open quote or a trailing backslash leniently (`rm -rf '/tmp/x` into
+    // three words); bash reads no command there, and neither does a model's argv.
+    action::action(text)?;
     let tokens = iec_shellquote::parse_no_env(text).ok()?;
     let words: Option<Vec<String>> = tokens
         .into_iter()

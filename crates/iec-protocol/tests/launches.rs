@@ -520,3 +520,20 @@ fn options_after_dash_c_are_read_as_bash_reads_them() {
         assert!(shell.note.as_deref().unwrap_or("").contains("login shell"), "{shell:?}");
     }
 }
+
+/// Red team, round 4: shell-quote split an open quote leniently, so on argv launches
+/// `rm -rf '/tmp/x` became three words and "corresponds", though bash reads no command there.
+#[test]
+fn an_open_quote_is_not_split_into_words() {
+    let cat = Catalog::builtin();
+    for id in ["mcp-shell-server", "codex-shell-linux"] {
+        let l = cat.get(id).unwrap();
+        for t in ["rm -rf '/tmp/x", "echo 'a b", "echo \"a"] {
+            let call = call_for_text(l, t);
+            assert_eq!(call.input["command"][0], "bash", "{id} {t}: {}", call.input);
+            let r = check(l, &call, global(), Options::default()).unwrap();
+            assert_eq!(r.verdict, Verdict::Unknown, "{id} {t}: {}", serde_json::to_string_pretty(&r).unwrap());
+            assert_eq!(r.attribution.as_deref(), Some("generation"));
+        }
+    }
+}

@@ -202,3 +202,22 @@ fn burst_child() {
     println!("burst: {n} checks, {} witness processes", p.len());
     std::process::exit(0);
 }
+
+/// Red team, fourth round: a backslash before a CR is an escaped CR for `bash -n` but a line
+/// continuation in the terminal (CR is Enter), so `\`CR`}` closed the witness's wrapper and a
+/// `for` word list ran its expansions at the shell's top level, into the report. The gate now
+/// judges the text as the terminal delivers it (CR as a line break).
+#[test]
+fn a_backslash_before_a_carriage_return_cannot_end_the_wrapper() {
+    let Some((_g, _dir)) = setup() else { return };
+    let cat = Catalog::builtin();
+    for id in ["tmux-send-keys", "openhands-tmux"] {
+        let l = cat.get(id).unwrap();
+        for text in ["echo x;\\\r} && for x in ${X:?MARK_TOPLEVEL_9}; do :; done", "{ :;\\\r}; } && for x in ${X:?MARK_TOPLEVEL_9}; do :; done"] {
+            let r = check(l, &call_for_text(l, text), global(), Options { full_witness: true, ..Options::default() }).unwrap();
+            let all = serde_json::to_string(&r).unwrap();
+            assert_eq!(r.verdict, iec_core::Verdict::Diverges, "{id} {text:?}: {all}");
+            assert!(!all.contains("X: MARK_TOPLEVEL_9"), "{id} {text:?} ran at the top level: {all}");
+        }
+    }
+}

@@ -154,7 +154,21 @@ pub(crate) fn bash(
         }
         return Ok(None);
     }
-    // The payload words are expanded by the outer shell and handed to eval.
+    // The payload words are expanded by the outer shell and handed to eval. Words with an
+    // expansion that runs code are not handed to a witness: the outer shell would run it.
+    if let Some(code) = crate::action::runs_code(&payload.words) {
+        run.diverge(
+            Hop::Shell,
+            WitnessKind::Emulated,
+            json!({ "words": payload.words, "runs": code }),
+            Mechanism::ReExpansion,
+            true,
+            &payload.words,
+            &payload.words,
+            format!("the rendered payload leaves `{code}` to the outer shell, which expands it before the command is parsed: what runs depends on run time (check mode does not expand it)"),
+        );
+        return Ok(None);
+    }
     let e = run.expand(&payload.words, false)?;
     let eval_text = e.args.join(" ");
     let receipt = json!({ "eval_args": e.args, "status": e.status, "diagnostics": e.diagnostics });
@@ -251,6 +265,34 @@ fn joined_argv(run: &mut Run<'_>, argv: &[String], joined: &str) -> Result<(), C
     // What dash hands the program: bash's word expansion with brace expansion off
     // stands in for dash's (quotes, parameters and field splitting agree; `$'…'` does
     // not, and is rare in an argv).
+    // A command substitution (or arithmetic, or an operator expansion) in the joined text runs
+    // in sh: the program gets its result. It is never expanded here (check mode runs nothing):
+    // inside double quotes its result is one word, which a placeholder stands for; outside, how
+    // it splits depends on run time.
+    let mut stand_in = joined.to_string();
+    for _ in 0..64 {
+        match crate::action::runs_code_quoted(&stand_in) {
+            Some((code, true)) if stand_in.contains(&code) => {
+                stand_in = stand_in.replacen(&code, "IEC_RESULT", 1);
+            }
+            _ => break,
+        }
+    }
+    let joined_raw = joined;
+    let joined = stand_in.as_str();
+    if let Some(code) = crate::action::runs_code(joined) {
+        run.diverge(
+            Hop::Shell,
+            WitnessKind::Emulated,
+            json!({ "text": joined, "runs": code }),
+            Mechanism::ReExpansion,
+            true,
+            &intended_shown,
+            joined_raw,
+            format!("sh expands `{code}` of the joined text at run time: the program gets its result, not the element as written"),
+        );
+        return Ok(());
+    }
     let e = run.expand(joined, true)?;
     let got = serde_json::to_string(&e.args).unwrap();
     let receipt = json!({ "text": joined, "argv": e.args });

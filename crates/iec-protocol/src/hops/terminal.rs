@@ -126,8 +126,12 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
             refused_keys: vec![],
         }
     } else {
-        if gate::may_break_out(typed_text.as_bytes()) {
-            if let Err(message) = run.pool.bash_n(typed_text.as_bytes(), false)? {
+        // What the shell's parser gets of the typed text: a CR is Enter (accept-line), a line
+        // break like LF (`\` CR is a line continuation there, an escaped CR for `bash -n`).
+        // Every other key that changes the line is refused by the witness.
+        let as_read = typed_text.replace('\r', "\n");
+        if gate::may_break_out(as_read.as_bytes()) {
+            if let Err(message) = run.pool.bash_n(as_read.as_bytes(), false)? {
                 let receipt = json!({ "send_keys": calls, "typed": typed_text, "error": message });
                 run.diverge(
                     Hop::Terminal,
