@@ -6,6 +6,8 @@
 //! makes the hook decide in its own process, `IEC_DAEMON=only` makes it ask the daemon and fail
 //! open (no output, a message on stderr) when the daemon does not answer.
 
+mod support;
+
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -51,17 +53,7 @@ fn hook(socket: &Path, mode: &str, args: &[&str], stdin: &[u8]) -> Out {
 }
 
 fn spawn_hook(socket: &Path, mode: &str, args: &[&str]) -> Child {
-    Command::new(BIN)
-        .args(args)
-        .env("IEC_DAEMON_SOCKET", socket)
-        .env("IEC_DAEMON", mode)
-        .env("IEC_DAEMON_IDLE_SECS", "60")
-        .env_remove("IEC_INTENT_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    support::hook_command(socket, mode, args).spawn().unwrap()
 }
 
 fn finish(c: Child) -> Out {

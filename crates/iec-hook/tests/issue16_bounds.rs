@@ -2,27 +2,18 @@
 //! answered `ask` (the user decides), and a daemon beyond its connection limit
 //! answers `busy`. Each test is named after the bug it holds down.
 
-use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
+mod support;
+use support::*;
+
+use serde_json::json;
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_iec-hook");
 
-fn pre(command: &str) -> Vec<u8> {
-    json!({
-        "session_id": "s", "transcript_path": "/x.jsonl", "cwd": "/", "permission_mode": "default",
-        "hook_event_name": "PreToolUse", "tool_name": "Bash",
-        "tool_input": {"command": command, "description": "d"},
-        "tool_use_id": "toolu_1"
-    })
-    .to_string()
-    .into_bytes()
-}
 
 /// `iec-hook ARGS` with the daemon socket `socket` and `IEC_DAEMON=mode`, its address space
 /// capped at 2 GiB; stdin from `stdin`. Exit code, stdout, stderr.
@@ -65,58 +56,9 @@ fn hook(socket: &Path, mode: &str, args: &[&str], stdin: Stdio, feed: Option<Vec
     )
 }
 
-fn private_dir() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::Builder::new()
-        .prefix("iec-hook-test-")
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let socket = dir.path().join("d.sock");
-    (dir, socket)
-}
 
-struct Daemon(Child);
 
-impl Daemon {
-    fn start(socket: &Path) -> Daemon {
-        let child = Command::new(BIN)
-            .arg("--daemon")
-            .env("IEC_DAEMON_SOCKET", socket)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let t = Instant::now();
-        while UnixStream::connect(socket).is_err() {
-            assert!(t.elapsed() < Duration::from_secs(30), "no daemon");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        Daemon(child)
-    }
-}
 
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// One request line on one connection; the answer line.
-fn ask(socket: &Path, req: &Value) -> Value {
-    let mut s = UnixStream::connect(socket).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    s.write_all(format!("{req}\n").as_bytes()).unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"))
-}
-
-fn build(socket: &Path) -> String {
-    let a = ask(socket, &json!({"build": "x"}));
-    a["error"].as_str().unwrap().rsplit(' ').next().unwrap().to_string()
-}
 
 fn ask_answer(bytes: usize) -> String {
     format!(
@@ -129,7 +71,7 @@ fn ask_answer(bytes: usize) -> String {
 #[test]
 fn an_8_mb_hook_request_took_the_daemon_to_463_mb() {
     let (_dir, socket) = private_dir();
-    let _daemon = Daemon::start(&socket);
+    let _daemon = Daemon::start(&socket, &[]);
     let l72 = ["--launch", "claude-code-2.1.72-linux"];
     // 4 MiB of text (multi-line, with quotes): over the limit, in every daemon mode the hook
     // asks the user (red team F5: it used to fail open, letting the call run unchanged).
@@ -175,7 +117,7 @@ fn hook_stdin_was_read_until_memory_ran_out() {
 #[test]
 fn the_65th_daemon_connection_was_reset_not_answered_busy() {
     let (_dir, socket) = private_dir();
-    let _daemon = Daemon::start(&socket);
+    let _daemon = Daemon::start(&socket, &[]);
     let b = build(&socket);
     let max = iec_hook::daemon::MAX_CONNECTIONS;
     // Hold every connection the daemon serves: each waits for its request line.

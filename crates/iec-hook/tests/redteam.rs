@@ -1,40 +1,20 @@
 //! Red-team findings F3, F5 and F9 against the hook and its daemon. Each test is named after the
 //! bug it holds down.
 
+mod support;
+use support::*;
+
 use serde_json::{json, Value};
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_iec-hook");
 
-fn pre(command: &str) -> Vec<u8> {
-    json!({
-        "session_id": "s", "transcript_path": "/x.jsonl", "cwd": "/", "permission_mode": "default",
-        "hook_event_name": "PreToolUse", "tool_name": "Bash",
-        "tool_input": {"command": command, "description": "d"},
-        "tool_use_id": "toolu_1"
-    })
-    .to_string()
-    .into_bytes()
-}
 
 /// `iec-hook ARGS` with stdin `input`, the daemon socket `socket` and `IEC_DAEMON=mode`.
 fn hook(socket: &Path, mode: &str, args: &[&str], input: Vec<u8>) -> (i32, String, String) {
-    let mut c = Command::new(BIN)
-        .args(args)
-        .env("IEC_DAEMON_SOCKET", socket)
-        .env("IEC_DAEMON", mode)
-        .env("IEC_DAEMON_IDLE_SECS", "60")
-        .env_remove("IEC_INTENT_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut c = hook_command(socket, mode, args).spawn().unwrap();
     let mut stdin = c.stdin.take().unwrap();
     let w = std::thread::spawn(move || {
         let _ = stdin.write_all(&input);
@@ -48,70 +28,9 @@ fn hook(socket: &Path, mode: &str, args: &[&str], input: Vec<u8>) -> (i32, Strin
     )
 }
 
-fn private_dir() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::Builder::new().prefix("iec-hook-test-").tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let socket = dir.path().join("d.sock");
-    (dir, socket)
-}
 
-struct Daemon(Child);
 
-impl Daemon {
-    fn start(socket: &Path, env: &[(&str, &str)]) -> Daemon {
-        let child = Command::new(BIN)
-            .arg("--daemon")
-            .env("IEC_DAEMON_SOCKET", socket)
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let t = Instant::now();
-        while UnixStream::connect(socket).is_err() {
-            assert!(t.elapsed() < Duration::from_secs(30), "no daemon");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        Daemon(child)
-    }
 
-    /// The daemon's child processes (its witnesses).
-    fn children(&self) -> usize {
-        let pid = self.0.id();
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-            .filter(|stat| {
-                // pid (comm) state ppid …; comm may hold spaces and parentheses.
-                let rest = &stat[stat.rfind(')').unwrap() + 2..];
-                rest.split(' ').nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid)
-            })
-            .count()
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn ask(socket: &Path, req: &Value) -> Value {
-    let mut s = UnixStream::connect(socket).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    s.write_all(format!("{req}\n").as_bytes()).unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"))
-}
-
-fn build(socket: &Path) -> String {
-    let a = ask(socket, &json!({"build": "x"}));
-    a["error"].as_str().unwrap().rsplit(' ').next().unwrap().to_string()
-}
 
 /// The `ask` decision with its reason.
 fn asked(out: &str) -> String {

@@ -444,10 +444,11 @@ fn segments(w: &str, value: bool) -> Option<Vec<Seg>> {
                 i = end;
             }
             b'\\' => {
-                let n = w[i + 1..].chars().next()?;
+                // A backslash that ends the input is itself (bash and dash alike).
+                let n = w[i + 1..].chars().next().unwrap_or('\\');
                 lit.push(n);
                 (quoted_any, quoted) = (true, true);
-                i += 1 + n.len_utf8();
+                i += 1 + if i + 1 < w.len() { n.len_utf8() } else { 0 };
             }
             b'"' => {
                 (quoted_any, quoted) = (true, true);
@@ -611,6 +612,7 @@ mod tests {
         assert_eq!(w("''"), lit(""));
         assert_eq!(w(r#""a \!= b""#), lit(r"a \!= b"));
         assert_eq!(w("$"), lit("$"));
+        assert_eq!(w("\\"), lit("\\"));
         // Expansions and patterns stay as written.
         assert_eq!(w("~/x"), vec![Seg::Dyn("~".into(), false), Seg::Lit("/x".into())]);
         assert_eq!(w("a=~"), vec![Seg::Lit("a=".into()), Seg::Dyn("~".into(), false)]);
