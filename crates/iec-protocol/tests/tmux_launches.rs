@@ -69,12 +69,10 @@ const CASES: &[(&str, &str, &str)] = &[
         "corresponds",
         "terminal:other:silent:find . -exec rm {} \\\\; -print",
     ),
-    // readline takes the tab (completion): two arguments become one.
-    (
-        "printf '%s\\n' a\tb",
-        "terminal:arity-change:silent:printf '%s\\n' ab; tmux wait -S done",
-        "terminal:arity-change:silent:printf '%s\\n' ab",
-    ),
+    // readline takes the tab (completion): the witness refuses the key and drops the line, so
+    // what the shell would read is not observed (two arguments became one in the witness before
+    // refused lines were dropped).
+    ("printf '%s\\n' a\tb", "terminal:other:silent:", "terminal:other:silent:"),
     // `EOF; tmux wait -S done` no longer ends the heredoc.
     (
         "cat <<'EOF'\nhello $USER\nEOF",

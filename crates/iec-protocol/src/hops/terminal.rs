@@ -174,7 +174,12 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
     if !typed.refused_keys.is_empty() {
         let mut names: Vec<&str> = typed.refused_keys.iter().map(String::as_str).collect();
         names.dedup();
-        let m = classify::mechanism(&designed, &typed.read);
+        // The witness drops the line a refused key was pressed in (and every later one): what
+        // the harness's shell makes of it is not observed, only that it acts on the line.
+        let m = match typed.read.is_empty() {
+            true => Mechanism::Other,
+            false => classify::mechanism(&designed, &typed.read),
+        };
         let mut receipt = receipt;
         receipt["refused_keys"] = json!(typed.refused_keys);
         run.diverge(Hop::Terminal, witness, receipt, m, true, &designed, &typed.read, format!("the typed text contains keys that make the interactive shell act on the line while it is typed ({}): readline expands, completes, runs or accepts the line, or the terminal interrupts it, before the harness's command is read (an expansion runs its command substitutions at once); the witness refused them", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")));
