@@ -27,7 +27,7 @@
 //! the filter, the strings and the pointer arrays are built before the fork).
 
 use std::ffi::{CString, OsStr};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 /// What a witness process may keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,10 @@ fn system_rules(program: &std::path::Path) -> Vec<(std::path::PathBuf, u64)> {
 }
 
 /// The files the dynamic loader maps for `program` (its interpreter and libraries), from the
-/// system's `ldd`, asked once per program.
+/// system's `ldd`: asked once per program and kept, per process and on disk
+/// (`~/.cache/iec/loader-*.txt`, keyed by the program's path, size, inode and change time), since
+/// `ldd` costs a few milliseconds a process such as the hook cannot spend on every call. A
+/// helper started for a witness gets the list from its parent in [`LIBS_ENV`].
 fn loaded_files(program: &std::path::Path) -> Option<Vec<std::path::PathBuf>> {
     use std::collections::HashMap;
     use std::path::PathBuf;
@@ -114,32 +117,115 @@ fn loaded_files(program: &std::path::Path) -> Option<Vec<std::path::PathBuf>> {
     if let Some(v) = seen.get(program) {
         return v.clone();
     }
-    let ldd = ["/usr/bin/ldd", "/bin/ldd"].into_iter().find(|p| std::path::Path::new(p).exists());
-    let found = ldd.and_then(|ldd| {
-        let out = std::process::Command::new(ldd)
-            .arg(program)
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            return None;
-        }
-        let files: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| {
-                let l = l.trim();
-                let path = l.split("=> ").nth(1).unwrap_or(l);
-                let path = path.split(" (").next()?.trim();
-                path.starts_with('/').then(|| PathBuf::from(path))
-            })
-            .collect();
-        (!files.is_empty()).then_some(files)
-    });
+    let key = loader_key(program);
+    let found = from_env(&key)
+        .or_else(|| from_disk(&key))
+        .or_else(|| {
+            let f = from_ldd(program)?;
+            to_disk(&key, &f);
+            Some(f)
+        });
     seen.insert(program.to_path_buf(), found.clone());
     found
+}
+
+/// The environment variable through which a parent hands a witness helper its program's
+/// loader files (`KEY` NUL `path` NUL `path`…).
+pub const LIBS_ENV: &str = "IEC_WITNESS_LOADER_FILES";
+
+/// [`LIBS_ENV`]'s value for `program`, when its files are known.
+pub fn loader_files_env(program: &std::path::Path) -> Option<std::ffi::OsString> {
+    let files = loaded_files(program)?;
+    let mut v = loader_key(program).into_bytes();
+    for f in files {
+        v.push(b'\n');
+        v.extend_from_slice(f.as_os_str().as_bytes());
+    }
+    Some(std::ffi::OsString::from_vec(v))
+}
+
+fn loader_key(program: &std::path::Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(program) {
+        Ok(m) => format!("{} {} {} {}.{}", program.display(), m.len(), m.ino(), m.ctime(), m.ctime_nsec()),
+        Err(_) => format!("{} ?", program.display()),
+    }
+}
+
+fn parse_list(text: &[u8], key: &str) -> Option<Vec<std::path::PathBuf>> {
+    let mut lines = text.split(|&b| b == b'\n');
+    if lines.next()? != key.as_bytes() {
+        return None;
+    }
+    let files: Vec<std::path::PathBuf> = lines
+        .filter(|l| l.starts_with(b"/"))
+        .map(|l| std::path::PathBuf::from(std::ffi::OsStr::from_bytes(l)))
+        .collect();
+    (!files.is_empty()).then_some(files)
+}
+
+fn from_env(key: &str) -> Option<Vec<std::path::PathBuf>> {
+    parse_list(std::env::var_os(LIBS_ENV)?.as_bytes(), key)
+}
+
+fn cache_file(key: &str) -> Option<std::path::PathBuf> {
+    use std::hash::{Hash, Hasher};
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    Some(base.join("iec").join(format!("loader-{:016x}.txt", h.finish())))
+}
+
+fn from_disk(key: &str) -> Option<Vec<std::path::PathBuf>> {
+    let f = cache_file(key)?;
+    let mut buf = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(std::fs::File::open(f).ok()?, 1 << 16), &mut buf).ok()?;
+    parse_list(&buf, key)
+}
+
+fn to_disk(key: &str, files: &[std::path::PathBuf]) {
+    let Some(f) = cache_file(key) else { return };
+    let Some(dir) = f.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let mut text = key.as_bytes().to_vec();
+    for p in files {
+        text.push(b'\n');
+        text.extend_from_slice(p.as_os_str().as_bytes());
+    }
+    let tmp = dir.join(format!(".loader-{}.tmp", std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() {
+        let _ = std::fs::rename(&tmp, &f);
+    }
+}
+
+fn from_ldd(program: &std::path::Path) -> Option<Vec<std::path::PathBuf>> {
+    use std::path::PathBuf;
+    let ldd = ["/usr/bin/ldd", "/bin/ldd"].into_iter().find(|p| std::path::Path::new(p).exists())?;
+    let out = std::process::Command::new(ldd)
+        .arg(program)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let files: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let path = l.split("=> ").nth(1).unwrap_or(l);
+            let path = path.split(" (").next()?.trim();
+            path.starts_with('/').then(|| PathBuf::from(path))
+        })
+        .collect();
+    (!files.is_empty()).then_some(files)
 }
 
 const LL_EXECUTE: u64 = 1 << 0;

@@ -664,8 +664,10 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
         _ => {}
     }
     drop((owner_p, server_p));
+    // (The loader files are for the jail, not the shell.)
     let env: Vec<(String, OsString)> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
+        .filter(|(k, _)| k != crate::jail::LIBS_ENV)
         .collect();
     let env: Vec<(&str, &OsStr)> = env.iter().map(|(k, v)| (k.as_str(), v.as_os_str())).collect();
     let rest: Vec<&OsStr> = args[5..].iter().map(OsString::as_os_str).collect();
@@ -796,6 +798,7 @@ impl TmuxWitness {
             .env("HOME", dir.path().join("home"))
             .env("LANG", "C.UTF-8")
             .env("TERM", "screen")
+            .envs(crate::jail::loader_files_env(&bash).map(|v| (crate::jail::LIBS_ENV, v)))
             .current_dir(dir.path().join("cwd"))
             .stdin(Stdio::null());
         let o = cmd.output().map_err(|source| WitnessError::Start {
