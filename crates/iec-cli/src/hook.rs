@@ -50,7 +50,10 @@ pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool, shim: boo
             iec_core::limits::Bounded::Whole(b) => Ok(b),
             iec_core::limits::Bounded::Over { .. } => Err(std::io::Error::other(TooLarge)),
         });
-    if read.as_ref().is_err_and(|e| e.get_ref().is_some_and(|i| i.is::<TooLarge>())) {
+    if read
+        .as_ref()
+        .is_err_and(|e| e.get_ref().is_some_and(|i| i.is::<TooLarge>()))
+    {
         anyhow::bail!(
             "{} is more than {MAX_SETTINGS} bytes; iec reads settings files of at most 16 MiB",
             path.display()

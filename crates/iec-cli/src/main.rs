@@ -207,7 +207,10 @@ enum Cmd {
 fn main() -> ExitCode {
     // `iec __jail …`: the terminal witness's jail helper (tmux runs it as the pane's command);
     // first, while this process has one thread.
-    if std::env::args_os().nth(1).is_some_and(|a| a == iec_witness::tmux::HELPER_ARG) {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == iec_witness::tmux::HELPER_ARG)
+    {
         let args: Vec<_> = std::env::args_os().skip(1).collect();
         std::process::exit(iec_witness::tmux::jail_helper_main(&args));
     }
@@ -299,7 +302,10 @@ fn call_of(src: &Source, launch: &iec_launches::Launch) -> Result<std::result::R
         Source::Json(v) => Call::from_json(v)?,
         Source::TooLong(e) => return Ok(Err(e.clone())),
     };
-    match launch.command_of(&call.input).map(iec_core::limits::check_command) {
+    match launch
+        .command_of(&call.input)
+        .map(iec_core::limits::check_command)
+    {
         Some(Err(e)) => Ok(Err(e)),
         _ => Ok(Ok(call)),
     }

@@ -348,9 +348,15 @@ fn demo_matrix_is_the_golden_file_and_the_readme_shows_it() {
         std::fs::write(golden, &out).unwrap();
     }
     let want = std::fs::read_to_string(golden).unwrap();
-    assert_eq!(out, want, "iec demo changed (IEC_UPDATE_GOLDEN=1 rewrites tests/golden/demo.txt)");
+    assert_eq!(
+        out, want,
+        "iec demo changed (IEC_UPDATE_GOLDEN=1 rewrites tests/golden/demo.txt)"
+    );
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    assert!(readme.contains(&format!("```\n{want}```")), "the README's demo output is not tests/golden/demo.txt");
+    assert!(
+        readme.contains(&format!("```\n{want}```")),
+        "the README's demo output is not tests/golden/demo.txt"
+    );
 }
 
 #[test]

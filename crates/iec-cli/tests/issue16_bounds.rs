@@ -53,7 +53,9 @@ fn lines(n: usize) -> String {
     let mut s = String::with_capacity(n + 100);
     let mut i = 0;
     while s.len() < n {
-        s.push_str(&format!("printf '%s\\n' \"$HOME\" 'a != b' w{i} | grep -c x{i}\n"));
+        s.push_str(&format!(
+            "printf '%s\\n' \"$HOME\" 'a != b' w{i} | grep -c x{i}\n"
+        ));
         i += 1;
     }
     s
@@ -89,17 +91,42 @@ fn a_10_mb_text_made_one_launch_use_hundreds_of_mb_and_a_100_mb_report() {
     std::fs::write(&big, &text).unwrap();
     let big = big.to_str().unwrap();
     for id in launch_ids() {
-        let (code, out, err) = iec(&["check", "--launch", &id, "--command-file", big, "--format", "json"], b"");
+        let (code, out, err) = iec(
+            &[
+                "check",
+                "--launch",
+                &id,
+                "--command-file",
+                big,
+                "--format",
+                "json",
+            ],
+            b"",
+        );
         assert_eq!(code, 3, "{id}: {err}");
         assert!(out.len() <= REPORT_MAX, "{id}: {} bytes of report", out.len());
         let r = json(&out);
         assert_over_limit(&r, &id);
         assert!(
-            r["reason"].as_str().unwrap().contains("is more than 1048576 bytes"),
+            r["reason"]
+                .as_str()
+                .unwrap()
+                .contains("is more than 1048576 bytes"),
             "{id}: the reason gives the size: {r}"
         );
     }
-    let (code, out, err) = iec(&["check", "--launch", "all", "--command-file", big, "--format", "json"], b"");
+    let (code, out, err) = iec(
+        &[
+            "check",
+            "--launch",
+            "all",
+            "--command-file",
+            big,
+            "--format",
+            "json",
+        ],
+        b"",
+    );
     assert_eq!(code, 3, "{err}");
     assert!(out.len() <= REPORT_MAX, "{} bytes of report", out.len());
     let all = json(&out);
@@ -118,7 +145,15 @@ fn a_10_mb_text_made_one_launch_use_hundreds_of_mb_and_a_100_mb_report() {
 fn command_file_dev_zero_read_until_memory_ran_out() {
     // The child's address space is capped at 2 GiB: reading /dev/zero to its end would fail.
     let (code, out, err) = iec(
-        &["check", "--launch", "bash-c", "--command-file", "/dev/zero", "--format", "json"],
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--command-file",
+            "/dev/zero",
+            "--format",
+            "json",
+        ],
         b"",
     );
     assert_eq!(code, 3, "{err}");
@@ -129,16 +164,33 @@ fn command_file_dev_zero_read_until_memory_ran_out() {
         "/dev/zero is more than 1048576 bytes; iec judges texts of at most 1048576 bytes (1 MiB, its text limit), so it is not checked"
     );
     // A repair cannot judge it either: an error (exit 2), nothing delivered.
-    let (code, out, err) = iec(&["repair", "--launch", "bash-c", "--command-file", "/dev/zero"], b"");
+    let (code, out, err) = iec(
+        &["repair", "--launch", "bash-c", "--command-file", "/dev/zero"],
+        b"",
+    );
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
-    assert!(err.contains("/dev/zero is more than 1048576 bytes") && err.contains("1 MiB"), "{err}");
+    assert!(
+        err.contains("/dev/zero is more than 1048576 bytes") && err.contains("1 MiB"),
+        "{err}"
+    );
     // --call-json too (a call's JSON may hold escapes: up to 8 MiB are read).
     let (code, out, err) = iec(
-        &["check", "--launch", "bash-c", "--call-json", "/dev/zero", "--format", "json"],
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--call-json",
+            "/dev/zero",
+            "--format",
+            "json",
+        ],
         b"",
     );
     assert_eq!(code, 3, "{err}");
-    assert!(json(&out)["reason"].as_str().unwrap().starts_with("/dev/zero is more than 8388608 bytes;"));
+    assert!(json(&out)["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("/dev/zero is more than 8388608 bytes;"));
     // And stdin of `iec receive`.
     let (code, _, err) = iec(&["receive", "cmd"], &vec![b'a'; 9 << 20]);
     assert_eq!(code, 2);
@@ -152,7 +204,15 @@ fn a_text_one_byte_over_the_limit_is_unknown_at_the_limit_it_is_checked() {
     let at = dir.path().join("at.txt");
     std::fs::write(&at, format!("#{}", "a".repeat(LIMIT - 1))).unwrap();
     let (code, out, err) = iec(
-        &["check", "--launch", "bash-c", "--command-file", at.to_str().unwrap(), "--format", "json"],
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--command-file",
+            at.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
         b"",
     );
     assert_eq!(code, 1, "{err}");
@@ -162,7 +222,15 @@ fn a_text_one_byte_over_the_limit_is_unknown_at_the_limit_it_is_checked() {
     let call = serde_json::json!({ "command": format!("#{}", "\u{1}".repeat(LIMIT)) });
     std::fs::write(&over, call.to_string()).unwrap();
     let (code, out, err) = iec(
-        &["check", "--launch", "bash-c", "--call-json", over.to_str().unwrap(), "--format", "json"],
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--call-json",
+            over.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
         b"",
     );
     assert_eq!(code, 3, "{err}");
@@ -172,7 +240,16 @@ fn a_text_one_byte_over_the_limit_is_unknown_at_the_limit_it_is_checked() {
         .as_str()
         .unwrap()
         .starts_with("the command text is 1048577 bytes; iec judges texts of at most 1048576 bytes"));
-    let (code, _, err) = iec(&["repair", "--launch", "bash-c", "--call-json", over.to_str().unwrap()], b"");
+    let (code, _, err) = iec(
+        &[
+            "repair",
+            "--launch",
+            "bash-c",
+            "--call-json",
+            over.to_str().unwrap(),
+        ],
+        b"",
+    );
     assert_eq!(code, 2);
     assert!(err.contains("the command text is 1048577 bytes"), "{err}");
 }
@@ -185,12 +262,22 @@ fn reports_copied_a_multi_mb_receipt_many_times() {
     std::fs::write(&f, &text).unwrap();
     let f = f.to_str().unwrap();
     let sha = iec_core::limits::sha256_hex(text.as_bytes());
-    for id in ["claude-code-2.1.72-linux", "goose-linux", "pwsh-native", "cline-windows-cmd"] {
-        let (code, out, err) = iec(&["check", "--launch", id, "--command-file", f, "--format", "json"], b"");
+    for id in [
+        "claude-code-2.1.72-linux",
+        "goose-linux",
+        "pwsh-native",
+        "cline-windows-cmd",
+    ] {
+        let (code, out, err) = iec(
+            &["check", "--launch", id, "--command-file", f, "--format", "json"],
+            b"",
+        );
         assert!(code == 1 || code == 0 || code == 3, "{id}: {code} {err}");
         assert!(out.len() <= 128 << 10, "{id}: {} bytes of report", out.len());
         let r = json(&out);
-        let elided = r["elided"].as_array().unwrap_or_else(|| panic!("{id}: no `elided`: {r}"));
+        let elided = r["elided"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{id}: no `elided`: {r}"));
         // The decoded command: its head, its length and its hash stand in for it.
         let e = elided
             .iter()
@@ -201,30 +288,80 @@ fn reports_copied_a_multi_mb_receipt_many_times() {
         let shown = r["hops"][0]["receipt"]["command"].as_str().unwrap();
         assert!(shown.starts_with(&text[..500]), "{id}");
         assert!(shown.ends_with(&text[text.len() - 500..]), "{id}");
-        assert!(shown.contains(&format!("{} bytes in all, sha256 {sha}", text.len())), "{id}");
+        assert!(
+            shown.contains(&format!("{} bytes in all, sha256 {sha}", text.len())),
+            "{id}"
+        );
     }
-    let (_, out, _) = iec(&["check", "--launch", "all", "--command-file", f, "--format", "json"], b"");
-    assert!(out.len() <= REPORT_MAX, "{} bytes of report for all launches", out.len());
+    let (_, out, _) = iec(
+        &[
+            "check",
+            "--launch",
+            "all",
+            "--command-file",
+            f,
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert!(
+        out.len() <= REPORT_MAX,
+        "{} bytes of report for all launches",
+        out.len()
+    );
     let (_, out, _) = iec(&["check", "--launch", "all", "--command-file", f], b"");
-    assert!(out.len() <= 256 << 10, "{} bytes of text report for all launches", out.len());
+    assert!(
+        out.len() <= 256 << 10,
+        "{} bytes of text report for all launches",
+        out.len()
+    );
     // A short text's report is exactly as before: no `elided`.
-    let (_, out, _) = iec(&["check", "--launch", "bash-c", "--command", "ls", "--format", "json"], b"");
+    let (_, out, _) = iec(
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--command",
+            "ls",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
     assert!(json(&out).get("elided").is_none(), "{out}");
 }
 
 #[test]
 fn command_starting_with_a_hyphen_was_taken_as_an_option() {
     for args in [
-        &["check", "--launch", "bash-c", "--command", "-x", "--format", "json"][..],
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--command",
+            "-x",
+            "--format",
+            "json",
+        ][..],
         &["check", "--launch", "bash-c", "--command=-x", "--format", "json"],
-        &["check", "--launch", "bash-c", "--format", "json", "--command", "--help"],
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--format",
+            "json",
+            "--command",
+            "--help",
+        ],
     ] {
         let (code, out, err) = iec(args, b"");
         assert_eq!(code, 1, "{args:?}: {err}");
         let r = json(&out);
-        let text = args.iter().find_map(|a| a.strip_prefix("--command=")).unwrap_or_else(|| {
-            args[args.iter().position(|a| *a == "--command").unwrap() + 1]
-        });
+        let text = args
+            .iter()
+            .find_map(|a| a.strip_prefix("--command="))
+            .unwrap_or_else(|| args[args.iter().position(|a| *a == "--command").unwrap() + 1]);
         assert_eq!(r["hops"][0]["receipt"]["command"], text, "{args:?}");
         assert_eq!(r["first_divergence"]["hop_name"], "spawn", "{args:?}");
     }
@@ -236,7 +373,15 @@ fn call_json_with_a_bom_failed_with_expected_value_at_column_1() {
     let f = dir.path().join("bom.json");
     std::fs::write(&f, b"\xEF\xBB\xBF{\"command\": \"ls -la\"}\n").unwrap();
     let (code, out, err) = iec(
-        &["check", "--launch", "bash-c", "--call-json", f.to_str().unwrap(), "--format", "json"],
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--call-json",
+            f.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
         b"",
     );
     assert_eq!(code, 0, "{err}");
@@ -248,7 +393,10 @@ fn a_lone_surrogate_was_unexpected_end_of_hex_escape() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("s.json");
     std::fs::write(&f, b"{\"command\": \"echo \\ud800 and the rest\"}").unwrap();
-    let (code, out, err) = iec(&["check", "--launch", "bash-c", "--call-json", f.to_str().unwrap()], b"");
+    let (code, out, err) = iec(
+        &["check", "--launch", "bash-c", "--call-json", f.to_str().unwrap()],
+        b"",
+    );
     assert_eq!((code, out.as_str()), (2, ""));
     assert!(!err.contains("unexpected end of hex escape"), "{err}");
     assert!(
@@ -263,12 +411,26 @@ fn a_lone_surrogate_was_unexpected_end_of_hex_escape() {
 #[test]
 fn twenty_thousand_nested_command_substitutions_were_the_agents_error() {
     let text = format!("echo {}", "$(".repeat(20_000));
-    let (code, out, err) = iec(&["check", "--launch", "bash-c", "--command", &text, "--format", "json"], b"");
+    let (code, out, err) = iec(
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--command",
+            &text,
+            "--format",
+            "json",
+        ],
+        b"",
+    );
     assert_eq!(code, 3, "{err}");
     let r = json(&out);
     assert_eq!(r["attribution"], "witness-limit", "{r}");
     let reason = r["reason"].as_str().unwrap();
-    assert!(reason.starts_with("a witness could not answer: bash ended without a diagnostic"), "{reason}");
+    assert!(
+        reason.starts_with("a witness could not answer: bash ended without a diagnostic"),
+        "{reason}"
+    );
     assert!(!reason.contains("generation"), "{reason}");
 }
 
@@ -278,7 +440,10 @@ fn iec_mcp_wrote_to_stderr() {
     let (code, out, err) = iec(&["mcp"], b"");
     assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
     // A notification gets no reply (JSON-RPC), and does not end the session (red team F8).
-    let (code, out, err) = iec(&["mcp"], b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    let (code, out, err) = iec(
+        &["mcp"],
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n",
+    );
     assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
 }
 
@@ -287,7 +452,15 @@ fn iec_mcp_wrote_to_stderr() {
 #[test]
 fn launch_file_dev_zero_was_read_until_memory_ran_out() {
     let (code, out, err) = iec(
-        &["check", "--launch", "bash-c", "--launch-file", "/dev/zero", "--command", "x"],
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--launch-file",
+            "/dev/zero",
+            "--command",
+            "x",
+        ],
         b"",
     );
     assert_eq!((code, out.as_str()), (2, ""));
@@ -301,13 +474,24 @@ fn launch_file_dev_zero_was_read_until_memory_ran_out() {
     let over = dir.path().join("over.toml");
     std::fs::write(&over, "#".repeat(LIMIT + 1)).unwrap();
     let (code, _, err) = iec(
-        &["check", "--launch", "bash-c", "--launch-file", over.to_str().unwrap(), "--command", "x"],
+        &[
+            "check",
+            "--launch",
+            "bash-c",
+            "--launch-file",
+            over.to_str().unwrap(),
+            "--command",
+            "x",
+        ],
         b"",
     );
     assert_eq!(code, 2);
     assert_eq!(
         err,
-        format!("iec: launch file {} is more than 1048576 bytes; iec reads launch files of at most 1 MiB\n", over.display())
+        format!(
+            "iec: launch file {} is more than 1048576 bytes; iec reads launch files of at most 1 MiB\n",
+            over.display()
+        )
     );
     let at = dir.path().join("at.toml");
     std::fs::write(&at, "#".repeat(LIMIT)).unwrap();
@@ -315,7 +499,10 @@ fn launch_file_dev_zero_was_read_until_memory_ran_out() {
     assert_eq!(code, 2);
     assert!(err.starts_with("iec: launch file: "), "{err}");
     // `iec install` reads the settings file no further than its limit either.
-    let (code, _, err) = iec(&["install", "claude-code", "--settings", "/dev/zero", "--dry-run"], b"");
+    let (code, _, err) = iec(
+        &["install", "claude-code", "--settings", "/dev/zero", "--dry-run"],
+        b"",
+    );
     assert_eq!(code, 2);
     assert_eq!(
         err,

@@ -86,7 +86,12 @@ impl Traps {
 fn adopt_orphans() {
     // SAFETY: prctl with an integer argument.
     let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-    assert_eq!(r, 0, "PR_SET_CHILD_SUBREAPER: {}", std::io::Error::last_os_error());
+    assert_eq!(
+        r,
+        0,
+        "PR_SET_CHILD_SUBREAPER: {}",
+        std::io::Error::last_os_error()
+    );
 }
 
 /// Live processes (not zombies) descended from this test process: what the `iec` it ran left.
@@ -138,7 +143,10 @@ fn assert_no_witness_left(what: &str) {
         if left.is_empty() {
             return;
         }
-        assert!(t0.elapsed() < Duration::from_secs(5), "{what}: processes left: {left:?}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "{what}: processes left: {left:?}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -182,7 +190,13 @@ fn break_out_texts(traps: &Traps) -> Vec<String> {
             texts.push(format!("true{p}}}{q};{}; __x() {{\ntrue", traps.actions(n)));
         }
     }
-    for head in ["cat <<'}'\nx\n", "cat <<E\n}\nE\n", "cat <<-}\n\t}\n", ": $(\n}\\\n)\n", "case x in\n}\\\n) ;;\nesac\n"] {
+    for head in [
+        "cat <<'}'\nx\n",
+        "cat <<E\n}\nE\n",
+        "cat <<-}\n\t}\n",
+        ": $(\n}\\\n)\n",
+        "case x in\n}\\\n) ;;\nesac\n",
+    ] {
         n += 1;
         texts.push(format!("{head}}}\\\n;{}; __x() {{\ntrue", traps.actions(n)));
     }
@@ -199,23 +213,36 @@ fn break_out_texts_run_nothing_on_any_launch() {
     for text in &texts {
         let (code, out, err) = iec_with_text(&["check", "--launch", "all", "--format", "json"], text);
         assert!(matches!(code, 0 | 1 | 3), "exit {code} for {text:?}: {err}");
-        assert!(!out.contains("PWNED") && !err.contains("PWNED"), "the marker was printed for {text:?}");
+        assert!(
+            !out.contains("PWNED") && !err.contains("PWNED"),
+            "the marker was printed for {text:?}"
+        );
         let reports: Vec<Value> = serde_json::from_str(&out).unwrap();
         let bash_rejects = !real_syntax_ok("bash", text);
         let dash_rejects = !real_syntax_ok("dash", text);
         rejected += usize::from(bash_rejects);
         for r in &reports {
             let id = r["launch"].as_str().unwrap();
-            let rejects = (BASH_LAUNCHES.contains(&id) && bash_rejects) || (DASH_LAUNCHES.contains(&id) && dash_rejects);
+            let rejects = (BASH_LAUNCHES.contains(&id) && bash_rejects)
+                || (DASH_LAUNCHES.contains(&id) && dash_rejects);
             if rejects {
-                assert_ne!(r["verdict"], "corresponds", "{id} on {text:?}, which its shell rejects");
+                assert_ne!(
+                    r["verdict"], "corresponds",
+                    "{id} on {text:?}, which its shell rejects"
+                );
             }
         }
         traps.assert_untouched(&format!("{text:?}"));
     }
     assert_no_witness_left("break-out texts");
-    println!("{} texts on every launch, {rejected} rejected by bash -n; nothing ran", texts.len());
-    assert!(rejected * 2 > texts.len(), "most generated texts must be ones bash rejects");
+    println!(
+        "{} texts on every launch, {rejected} rejected by bash -n; nothing ran",
+        texts.len()
+    );
+    assert!(
+        rejected * 2 > texts.len(),
+        "most generated texts must be ones bash rejects"
+    );
 }
 
 /// The reported payloads: `}`+backslash-newline on bash-c, the recorder takeover on the
@@ -242,7 +269,14 @@ fn reported_payloads_run_nothing() {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(call.to_string().as_bytes()).unwrap();
         let o = Command::new(IEC)
-            .args(["check", "--launch", "mcp-shell-server", "--format", "json", "--call-json"])
+            .args([
+                "check",
+                "--launch",
+                "mcp-shell-server",
+                "--format",
+                "json",
+                "--call-json",
+            ])
             .arg(f.path())
             .output()
             .unwrap();
@@ -251,15 +285,24 @@ fn reported_payloads_run_nothing() {
     }
 
     let launch = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
-    let bash_c = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../launches/bash-c.toml")).unwrap();
+    let bash_c =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../launches/bash-c.toml")).unwrap();
     std::fs::write(
         launch.path(),
         bash_c
             .replacen("id = \"bash-c\"", "id = \"bash-posix\"", 1)
-            .replacen("argv = [\"bash\", \"-c\",", "argv = [\"bash\", \"--posix\", \"-c\",", 1),
+            .replacen(
+                "argv = [\"bash\", \"-c\",",
+                "argv = [\"bash\", \"--posix\", \"-c\",",
+                1,
+            ),
     )
     .unwrap();
-    for (id, file) in [("bash-posix", Some(launch.path())), ("bash-lc", None), ("codex-shell-command-linux", None)] {
+    for (id, file) in [
+        ("bash-posix", Some(launch.path())),
+        ("bash-lc", None),
+        ("codex-shell-command-linux", None),
+    ] {
         let mut args = vec!["check", "--launch", id, "--witness", "spawn", "--format", "json"];
         if let Some(f) = file {
             args.extend(["--launch-file", f.to_str().unwrap()]);
@@ -314,7 +357,10 @@ fn poisoned_daemon_still_repairs() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     adopt_orphans();
     let traps = Traps::new();
-    let dir = tempfile::Builder::new().prefix("iec-sec-daemon-").tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("iec-sec-daemon-")
+        .tempdir()
+        .unwrap();
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     let socket = dir.path().join("d.sock");
     let mut daemon = Command::new(IEC)
@@ -334,7 +380,8 @@ fn poisoned_daemon_still_repairs() {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    let repaired = "\"updatedInput\":{\"command\":\"eval $'printf \\\\x27\\\\x25s\\\\x27 \\\\x27a \\\\x21= b\\\\x27'\"";
+    let repaired =
+        "\"updatedInput\":{\"command\":\"eval $'printf \\\\x27\\\\x25s\\\\x27 \\\\x27a \\\\x21= b\\\\x27'\"";
     let (code, first, err) = hook(&socket, &pre("printf '%s' 'a != b'"));
     assert_eq!(code, 0, "{err}");
     assert!(first.contains(repaired), "before any poison: {first}");
@@ -357,7 +404,10 @@ fn poisoned_daemon_still_repairs() {
         }
     }
     let (_, after, err) = hook(&socket, &pre("printf '%s' 'a != b'"));
-    assert_eq!(after, first, "after the poison attempts the hook answers otherwise: {err}");
+    assert_eq!(
+        after, first,
+        "after the poison attempts the hook answers otherwise: {err}"
+    );
     traps.assert_untouched("poisoned daemon");
     let _ = daemon.kill();
     let _ = daemon.wait();
@@ -370,7 +420,10 @@ fn poisoned_daemon_still_repairs() {
 /// program, its libraries, the locale and its own directory.
 #[test]
 fn files_named_by_a_text_are_not_read_into_reports() {
-    let dir = tempfile::Builder::new().prefix("iec-secret-").tempdir_in("/tmp").unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("iec-secret-")
+        .tempdir_in("/tmp")
+        .unwrap();
     let secret = dir.path().join("secret");
     std::fs::write(&secret, "MARKER_FILE_4412\n").unwrap();
     {
@@ -379,17 +432,42 @@ fn files_named_by_a_text_are_not_read_into_reports() {
         std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
     }
     let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
-    let os_line = os_release.lines().find(|l| l.len() > 12).unwrap_or("").to_string();
+    let os_line = os_release
+        .lines()
+        .find(|l| l.len() > 12)
+        .unwrap_or("")
+        .to_string();
     // (Round 4: files the witness's own loader may read, and a file read through an assignment.)
-    for file in [secret.display().to_string(), "/etc/os-release".into(), "/usr/bin/env".into(), "/etc/ld.so.cache".into()] {
-        for text in [format!("echo $(<{file})"), format!("echo \"$(<{file})\""), format!("echo ${{a:=$(<{file})}}$a")] {
+    for file in [
+        secret.display().to_string(),
+        "/etc/os-release".into(),
+        "/usr/bin/env".into(),
+        "/etc/ld.so.cache".into(),
+    ] {
+        for text in [
+            format!("echo $(<{file})"),
+            format!("echo \"$(<{file})\""),
+            format!("echo ${{a:=$(<{file})}}$a"),
+        ] {
             for launch in ["mcp-shell-server", "bash-c", "claude-code-2.1.72-linux"] {
-                let (_, out, err) = iec_with_text(&["check", "--launch", launch, "--full-witness", "--format", "json"], &text);
+                let (_, out, err) = iec_with_text(
+                    &["check", "--launch", launch, "--full-witness", "--format", "json"],
+                    &text,
+                );
                 let all = format!("{out}{err}");
                 assert!(!all.contains("MARKER_FILE_4412"), "{launch} {text}: {all}");
-                assert!(os_line.is_empty() || !all.contains(&os_line), "{launch} {text}: {all}");
-                assert!(!all.contains("\\u007fELF") && !all.contains("\u{7f}ELF"), "{launch} {text}: {all}");
-                assert!(!all.contains("ld.so-1.7.0") && !all.contains("glibc-ld.so.cache"), "{launch} {text}: {all}");
+                assert!(
+                    os_line.is_empty() || !all.contains(&os_line),
+                    "{launch} {text}: {all}"
+                );
+                assert!(
+                    !all.contains("\\u007fELF") && !all.contains("\u{7f}ELF"),
+                    "{launch} {text}: {all}"
+                );
+                assert!(
+                    !all.contains("ld.so-1.7.0") && !all.contains("glibc-ld.so.cache"),
+                    "{launch} {text}: {all}"
+                );
             }
         }
     }

@@ -119,7 +119,10 @@ mod tests {
 
     #[test]
     fn bom_is_skipped() {
-        assert_eq!(parse(b"\xEF\xBB\xBF{\"command\":\"ls\"}").unwrap()["command"], "ls");
+        assert_eq!(
+            parse(b"\xEF\xBB\xBF{\"command\":\"ls\"}").unwrap()["command"],
+            "ls"
+        );
     }
 
     #[test]
@@ -128,7 +131,10 @@ mod tests {
         assert!(e.contains("lone UTF-16 surrogate escape `\\ud800`"), "{e}");
         assert!(e.starts_with("line 1 column 19:"), "{e}");
         let e = parse(b"{\n\"command\": \"a\\\\ \\udc00\"}").unwrap_err();
-        assert!(e.contains("`\\udc00`") && e.starts_with("line 2 column 17:"), "{e}");
+        assert!(
+            e.contains("`\\udc00`") && e.starts_with("line 2 column 17:"),
+            "{e}"
+        );
         // A pair is a character; an escaped backslash before `u` is no escape.
         assert_eq!(parse(br#"{"c": "\ud83d\ude00"}"#).unwrap()["c"], "😀");
         assert_eq!(parse(br#"{"c": "\\ud800"}"#).unwrap()["c"], "\\ud800");

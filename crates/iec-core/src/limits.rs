@@ -279,7 +279,10 @@ mod tests {
     #[test]
     fn bounded_read_stops_after_the_limit() {
         let zero = std::io::repeat(0);
-        assert!(matches!(read_at_most(zero, 10).unwrap(), Bounded::Over { limit: 10 }));
+        assert!(matches!(
+            read_at_most(zero, 10).unwrap(),
+            Bounded::Over { limit: 10 }
+        ));
         match read_at_most(&b"0123456789"[..], 10).unwrap() {
             Bounded::Whole(b) => assert_eq!(b.len(), 10),
             o => panic!("{o:?}"),

@@ -32,7 +32,10 @@ pub fn read_payloads(path: &Path) -> anyhow::Result<Vec<Payload>> {
         .and_then(|f| iec_core::limits::read_at_most(f, MAX_PAYLOADS))
         .with_context(|| format!("cannot read {}", path.display()))?;
     let iec_core::limits::Bounded::Whole(bytes) = bytes else {
-        anyhow::bail!("{} is more than {MAX_PAYLOADS} bytes; iec reads payload files of at most 256 MiB", path.display());
+        anyhow::bail!(
+            "{} is more than {MAX_PAYLOADS} bytes; iec reads payload files of at most 256 MiB",
+            path.display()
+        );
     };
     let text = String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))?;
     let mut out = Vec::new();

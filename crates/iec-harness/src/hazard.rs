@@ -90,8 +90,24 @@ pub fn hazard_payloads(n: usize, seed: u64) -> Vec<(String, String)> {
 /// `!` next to and inside words, `~` inside words and where bash expands it, braces that expand
 /// and that do not, arithmetic and parameter expansions.
 const UNQUOTED: &[&str] = &[
-    "x!y", "foo!", "!", "!w", "a~b", "~", "~/d", "k=~/x", "{a,b}", "x{1..3}", "{x}", "$((1+2))",
-    "\"$((2*3))\"", "${HOME}", "\"${HOME:-d}\"", "${#HOME}", "a!=b", "(error|warn)",
+    "x!y",
+    "foo!",
+    "!",
+    "!w",
+    "a~b",
+    "~",
+    "~/d",
+    "k=~/x",
+    "{a,b}",
+    "x{1..3}",
+    "{x}",
+    "$((1+2))",
+    "\"$((2*3))\"",
+    "${HOME}",
+    "\"${HOME:-d}\"",
+    "${#HOME}",
+    "a!=b",
+    "(error|warn)",
 ];
 
 /// `n` payloads `(id, command)` from `seed` for the comparison by action (issue 17): quoted words

@@ -263,7 +263,11 @@ pub fn ask(launch: &str, launch_files: &[PathBuf], tool_input: &Value) -> Result
         }
         (_, Err(e)) => return Err(failed("cannot send the request", &e)),
         (Err(e), Ok(())) => return Err(failed("no answer", &e)),
-        (Ok(_), Ok(())) => return Err(AskError::Failed("no answer: the daemon closed the connection".into())),
+        (Ok(_), Ok(())) => {
+            return Err(AskError::Failed(
+                "no answer: the daemon closed the connection".into(),
+            ))
+        }
     };
     if v.get("error").and_then(Value::as_str) == Some(BUSY) {
         return Err(AskError::Busy);
@@ -475,13 +479,11 @@ fn busy(stream: UnixStream) {
         BUSY_NOW.fetch_sub(1, Ordering::SeqCst);
         return;
     }
-    let spawned = std::thread::Builder::new()
-        .stack_size(64 << 10)
-        .spawn(move || {
-            let answer = format!("{}\n", json!({ "error": BUSY }));
-            answer_and_close(&stream, answer.as_bytes(), Duration::from_secs(2));
-            BUSY_NOW.fetch_sub(1, Ordering::SeqCst);
-        });
+    let spawned = std::thread::Builder::new().stack_size(64 << 10).spawn(move || {
+        let answer = format!("{}\n", json!({ "error": BUSY }));
+        answer_and_close(&stream, answer.as_bytes(), Duration::from_secs(2));
+        BUSY_NOW.fetch_sub(1, Ordering::SeqCst);
+    });
     if spawned.is_err() {
         BUSY_NOW.fetch_sub(1, Ordering::SeqCst);
     }
@@ -573,7 +575,12 @@ fn request(line: &[u8]) -> Result<Reply, String> {
         .ok_or("no `tool_input` with a string `command`")?;
     // Over the text limit: answered without a witness (and without waiting for one).
     if iec_core::limits::check_command(&tool_input["command"]).is_err() {
-        return Ok(crate::answer_with(builtin(), launch, tool_input, iec_witness::global()));
+        return Ok(crate::answer_with(
+            builtin(),
+            launch,
+            tool_input,
+            iec_witness::global(),
+        ));
     }
     let cat;
     let cat = match files.is_empty() {
@@ -666,7 +673,9 @@ impl Slots {
         let mut free = self.free.lock().unwrap();
         loop {
             if let Some(k) = (0..free.len()).min_by_key(|&k| free[k]) {
-                return Some(Held { i: free.swap_remove(k) });
+                return Some(Held {
+                    i: free.swap_remove(k),
+                });
             }
             let left = deadline.checked_duration_since(Instant::now())?;
             free = self.freed.wait_timeout(free, left).unwrap().0;
@@ -685,7 +694,9 @@ impl Slots {
             // Take it out of the free list while its pool is replaced.
             {
                 let mut free = self.free.lock().unwrap();
-                let Some(k) = free.iter().position(|&f| f == i) else { continue };
+                let Some(k) = free.iter().position(|&f| f == i) else {
+                    continue;
+                };
                 free.swap_remove(k);
             }
             let old = std::mem::take(&mut *s.pool.lock().unwrap());

@@ -170,7 +170,11 @@ fn run(hook: &Hook) -> Reply {
     }
     // A Bash call whose `command` is not a string is not one Claude Code runs; iec judges only
     // strings, so the user decides (it is never let through unjudged).
-    if let Some(c) = doc.get("tool_input").and_then(|v| v.get("command")).filter(|c| !c.is_string()) {
+    if let Some(c) = doc
+        .get("tool_input")
+        .and_then(|v| v.get("command"))
+        .filter(|c| !c.is_string())
+    {
         let kind = if c.is_array() { "an array" } else { "not a string" };
         return Reply::ask(&anyhow::anyhow!(
             "the Bash call's `command` is {kind}; iec checks command strings only"
@@ -239,7 +243,12 @@ pub(crate) fn answer_in(cat: &Catalog, launch: &str, tool_input: &Value) -> Repl
 }
 
 /// [`answer_in`] with the witnesses of `pool` (the daemon's are bounded; see [`daemon`]).
-pub(crate) fn answer_with(cat: &Catalog, launch: &str, tool_input: &Value, pool: &iec_witness::BashPool) -> Reply {
+pub(crate) fn answer_with(
+    cat: &Catalog,
+    launch: &str,
+    tool_input: &Value,
+    pool: &iec_witness::BashPool,
+) -> Reply {
     if let Err(e) = iec_core::limits::check_command(&tool_input["command"]) {
         return Reply::ask(&e);
     }
@@ -275,7 +284,12 @@ pub fn catalog_for(id: &str, files: &[PathBuf]) -> anyhow::Result<Catalog> {
 
 /// The decision document for a Bash call: `None` when it corresponds, `allow` with
 /// `updatedInput` when repaired, `deny` when refused.
-fn decide(l: &Launch, launch: &str, tool_input: &Value, pool: &iec_witness::BashPool) -> anyhow::Result<Option<Value>> {
+fn decide(
+    l: &Launch,
+    launch: &str,
+    tool_input: &Value,
+    pool: &iec_witness::BashPool,
+) -> anyhow::Result<Option<Value>> {
     let call = Call {
         tool: "Bash".into(),
         input: tool_input.clone(),

@@ -314,7 +314,10 @@ fn daemon_survives_malformed_requests_and_clients_that_go_away() {
     assert!(raw(&socket, b"not json\n").starts_with("{\"error\":\"not JSON: "));
     assert_eq!(
         raw(&socket, b"{\"build\":"),
-        format!("{{\"error\":\"the request is not one line of at most {} bytes\"}}\n", iec_hook::daemon::MAX_REQUEST)
+        format!(
+            "{{\"error\":\"the request is not one line of at most {} bytes\"}}\n",
+            iec_hook::daemon::MAX_REQUEST
+        )
     );
     assert_eq!(
         raw(&socket, b"{\"build\":\"0000000000000000\"}\n"),
@@ -344,7 +347,10 @@ fn daemon_survives_malformed_requests_and_clients_that_go_away() {
         let _ = s.read_to_string(&mut out);
         assert_eq!(
             out,
-            format!("{{\"error\":\"too-large\",\"limit\":{}}}\n", iec_hook::daemon::MAX_REQUEST)
+            format!(
+                "{{\"error\":\"too-large\",\"limit\":{}}}\n",
+                iec_hook::daemon::MAX_REQUEST
+            )
         );
     }
     // Clients that disconnect: at once, and in the middle of a request.

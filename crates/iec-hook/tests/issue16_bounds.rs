@@ -13,11 +13,15 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-
-
 /// `iec-hook ARGS` with the daemon socket `socket` and `IEC_DAEMON=mode`, its address space
 /// capped at 2 GiB; stdin from `stdin`. Exit code, stdout, stderr.
-fn hook(socket: &Path, mode: &str, args: &[&str], stdin: Stdio, feed: Option<Vec<u8>>) -> (i32, String, String) {
+fn hook(
+    socket: &Path,
+    mode: &str,
+    args: &[&str],
+    stdin: Stdio,
+    feed: Option<Vec<u8>>,
+) -> (i32, String, String) {
     let mut cmd = Command::new(BIN);
     cmd.args(args)
         .env("IEC_DAEMON_SOCKET", socket)
@@ -56,10 +60,6 @@ fn hook(socket: &Path, mode: &str, args: &[&str], stdin: Stdio, feed: Option<Vec
     )
 }
 
-
-
-
-
 fn ask_answer(bytes: usize) -> String {
     format!(
         "{}\n",
@@ -97,7 +97,13 @@ fn an_8_mb_hook_request_took_the_daemon_to_463_mb() {
     );
     assert_eq!(a, json!({"stdout": ask_answer(over.len()), "stderr": ""}));
     // The daemon still decides ordinary calls.
-    let (code, out, err) = hook(&socket, "only", &l72, Stdio::piped(), Some(pre("printf '%s' 'a != b'")));
+    let (code, out, err) = hook(
+        &socket,
+        "only",
+        &l72,
+        Stdio::piped(),
+        Some(pre("printf '%s' 'a != b'")),
+    );
     assert_eq!(code, 0);
     assert!(out.contains("\"permissionDecision\":\"allow\""), "{out}{err}");
 }
@@ -138,13 +144,25 @@ fn the_65th_daemon_connection_was_reset_not_answered_busy() {
     // A hook that may only ask the daemon fails open, naming it; one that may decide itself
     // does so.
     let l72 = ["--launch", "claude-code-2.1.72-linux"];
-    let (code, out, err) = hook(&socket, "only", &l72, Stdio::piped(), Some(pre("printf '%s' 'a != b'")));
+    let (code, out, err) = hook(
+        &socket,
+        "only",
+        &l72,
+        Stdio::piped(),
+        Some(pre("printf '%s' 'a != b'")),
+    );
     assert_eq!((code, out.as_str()), (0, ""));
     assert_eq!(
         err,
         format!("iec hook: the witness daemon did not answer: the daemon is busy ({max} connections) (the call is left to your permission settings)\n")
     );
-    let (code, out, err) = hook(&socket, "auto", &l72, Stdio::piped(), Some(pre("printf '%s' 'a != b'")));
+    let (code, out, err) = hook(
+        &socket,
+        "auto",
+        &l72,
+        Stdio::piped(),
+        Some(pre("printf '%s' 'a != b'")),
+    );
     assert_eq!(code, 0);
     assert!(out.contains("\"permissionDecision\":\"allow\""), "{out}");
     assert_eq!(

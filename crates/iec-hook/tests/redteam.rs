@@ -10,8 +10,6 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-
-
 /// `iec-hook ARGS` with stdin `input`, the daemon socket `socket` and `IEC_DAEMON=mode`.
 fn hook(socket: &Path, mode: &str, args: &[&str], input: Vec<u8>) -> (i32, String, String) {
     let mut c = hook_command(socket, mode, args).spawn().unwrap();
@@ -28,10 +26,6 @@ fn hook(socket: &Path, mode: &str, args: &[&str], input: Vec<u8>) -> (i32, Strin
     )
 }
 
-
-
-
-
 /// The `ask` decision with its reason.
 fn asked(out: &str) -> String {
     let v: Value = serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
@@ -43,7 +37,8 @@ fn asked(out: &str) -> String {
     h["permissionDecisionReason"].as_str().unwrap().to_string()
 }
 
-const REASON: &str = "iec could not check this Bash command, so it cannot tell whether it would run as written: ";
+const REASON: &str =
+    "iec could not check this Bash command, so it cannot tell whether it would run as written: ";
 
 /// F5: a Bash call whose text iec cannot judge (over the text limit, a lone surrogate escape,
 /// bytes that are not UTF-8, a document longer than the hook reads) got no output and exit 0,
@@ -63,11 +58,16 @@ fn hook_failed_open_on_texts_it_cannot_judge() {
         );
     }
     // A lone surrogate escape in the command: the document does not decode.
-    let doc = String::from_utf8(pre("printf '%s' 'a != b' X")).unwrap().replace(" X", " \\ud800");
+    let doc = String::from_utf8(pre("printf '%s' 'a != b' X"))
+        .unwrap()
+        .replace(" X", " \\ud800");
     let (code, out, err) = hook(&socket, "0", &l72, doc.into_bytes());
     assert_eq!((code, err.as_str()), (0, ""));
     let reason = asked(&out);
-    assert!(reason.starts_with(&format!("{REASON}the hook's input is not JSON: ")), "{reason}");
+    assert!(
+        reason.starts_with(&format!("{REASON}the hook's input is not JSON: ")),
+        "{reason}"
+    );
     assert!(reason.contains("\\ud800"), "{reason}");
     // Bytes that are not UTF-8 inside the command string.
     let mut doc = pre("printf '%s' 'a != b' X");
@@ -103,10 +103,21 @@ fn hook_failed_open_on_texts_it_cannot_judge() {
         assert_eq!((code, out.as_str()), (0, ""), "{doc:.200}");
     }
     // An internal failure (a launch file that does not load) still fails open.
-    let (code, out, err) = hook(&socket, "0", &["--launch-file", "/nonexistent.toml"], pre("printf '%s' 'a != b'"));
+    let (code, out, err) = hook(
+        &socket,
+        "0",
+        &["--launch-file", "/nonexistent.toml"],
+        pre("printf '%s' 'a != b'"),
+    );
     assert_eq!((code, out.as_str()), (0, ""));
-    assert!(err.starts_with("iec hook: cannot read /nonexistent.toml: "), "{err}");
-    assert!(err.ends_with("(the call is left to your permission settings)\n"), "{err}");
+    assert!(
+        err.starts_with("iec hook: cannot read /nonexistent.toml: "),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("(the call is left to your permission settings)\n"),
+        "{err}"
+    );
     // The daemon answers an over-limit text the same way.
     let _daemon = Daemon::start(&socket, &[]);
     let over = "x".repeat((1 << 20) + 1);
@@ -147,18 +158,29 @@ fn daemon_pool_grew_without_bound() {
                 })
             })
             .collect();
-        let answered = threads.into_iter().map(|t| t.join().unwrap()).filter(|&ok| ok).count();
+        let answered = threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .filter(|&ok| ok)
+            .count();
         assert_eq!(answered, 64);
     };
     for round in 0..2 {
         burst(round);
         let n = daemon.children();
-        assert!(n <= 2 * slots, "round {round}: {n} witness processes, {slots} slots");
+        assert!(
+            n <= 2 * slots,
+            "round {round}: {n} witness processes, {slots} slots"
+        );
     }
     // Unused slots beyond the first of each CPU end their witnesses.
     let t = Instant::now();
     while daemon.children() > 2 * cpus {
-        assert!(t.elapsed() < Duration::from_secs(20), "{} witnesses still", daemon.children());
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{} witnesses still",
+            daemon.children()
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     // And the daemon still decides.
@@ -213,8 +235,12 @@ fn a_bash_call_with_an_array_command_was_let_through() {
         for launch in ["claude-code-2.1.72-linux", "mcp-shell-server"] {
             let (code, out, _) = hook(&socket, "0", &["--launch", launch], doc.to_string().into_bytes());
             assert_eq!(code, 0);
-            let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{launch} {command}: {e}: {out:?}"));
-            assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask", "{launch} {command}: {out}");
+            let v: Value =
+                serde_json::from_str(&out).unwrap_or_else(|e| panic!("{launch} {command}: {e}: {out:?}"));
+            assert_eq!(
+                v["hookSpecificOutput"]["permissionDecision"], "ask",
+                "{launch} {command}: {out}"
+            );
         }
     }
 }

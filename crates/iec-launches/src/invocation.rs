@@ -18,9 +18,24 @@ pub struct Invocation {
 
 /// bash's long options; `--init-file` and `--rcfile` take the next argument.
 const LONG: &[&str] = &[
-    "--debug", "--debugger", "--dump-po-strings", "--dump-strings", "--help", "--init-file", "--login",
-    "--noediting", "--noprofile", "--norc", "--posix", "--pretty-print", "--protected", "--rcfile",
-    "--restricted", "--verbose", "--version", "--wordexp",
+    "--debug",
+    "--debugger",
+    "--dump-po-strings",
+    "--dump-strings",
+    "--help",
+    "--init-file",
+    "--login",
+    "--noediting",
+    "--noprofile",
+    "--norc",
+    "--posix",
+    "--pretty-print",
+    "--protected",
+    "--rcfile",
+    "--restricted",
+    "--verbose",
+    "--version",
+    "--wordexp",
 ];
 
 /// Single-letter options bash accepts at invocation.
@@ -111,18 +126,54 @@ mod tests {
     fn options_after_dash_c_are_options() {
         let inv = bash_invocation("/bin/bash", &v(&["-c", "-l", "echo A"])).unwrap();
         assert_eq!((inv.command, inv.login), (Some(2), true));
-        assert_eq!(bash_invocation("bash", &v(&["-c", "-o", "pipefail", "x"])).unwrap().command, Some(3));
-        assert_eq!(bash_invocation("bash", &v(&["-c", "--", "-x"])).unwrap().command, Some(2));
-        assert_eq!(bash_invocation("bash", &v(&["-lc", "x"])).unwrap().command, Some(1));
-        assert_eq!(bash_invocation("bash", &v(&["--norc", "-c", "x", "a", "b"])).unwrap().command, Some(2));
-        assert_eq!(bash_invocation("bash", &v(&["-c", "+", "x"])).unwrap().command, Some(2));
-        assert!(bash_invocation("bash", &v(&["--login", "-c", "x"])).unwrap().login);
+        assert_eq!(
+            bash_invocation("bash", &v(&["-c", "-o", "pipefail", "x"]))
+                .unwrap()
+                .command,
+            Some(3)
+        );
+        assert_eq!(
+            bash_invocation("bash", &v(&["-c", "--", "-x"])).unwrap().command,
+            Some(2)
+        );
+        assert_eq!(
+            bash_invocation("bash", &v(&["-lc", "x"])).unwrap().command,
+            Some(1)
+        );
+        assert_eq!(
+            bash_invocation("bash", &v(&["--norc", "-c", "x", "a", "b"]))
+                .unwrap()
+                .command,
+            Some(2)
+        );
+        assert_eq!(
+            bash_invocation("bash", &v(&["-c", "+", "x"])).unwrap().command,
+            Some(2)
+        );
+        assert!(
+            bash_invocation("bash", &v(&["--login", "-c", "x"]))
+                .unwrap()
+                .login
+        );
         assert!(bash_invocation("-bash", &v(&["-c", "x"])).unwrap().login);
         assert!(bash_invocation("sh", &v(&["-c", "x"])).unwrap().posix);
-        assert!(bash_invocation("bash", &v(&["-o", "posix", "-c", "x"])).unwrap().posix);
-        assert_eq!(bash_invocation("bash", &v(&["-c", "--norc", "x"])), Err("--: invalid option".into()));
-        assert_eq!(bash_invocation("bash", &v(&["-c", "-x echo"])), Err("- : invalid option".into()));
-        assert_eq!(bash_invocation("bash", &v(&["-c"])), Err("-c: option requires an argument".into()));
+        assert!(
+            bash_invocation("bash", &v(&["-o", "posix", "-c", "x"]))
+                .unwrap()
+                .posix
+        );
+        assert_eq!(
+            bash_invocation("bash", &v(&["-c", "--norc", "x"])),
+            Err("--: invalid option".into())
+        );
+        assert_eq!(
+            bash_invocation("bash", &v(&["-c", "-x echo"])),
+            Err("- : invalid option".into())
+        );
+        assert_eq!(
+            bash_invocation("bash", &v(&["-c"])),
+            Err("-c: option requires an argument".into())
+        );
         assert_eq!(bash_invocation("bash", &v(&["script.sh"])).unwrap().command, None);
     }
 
@@ -163,7 +214,10 @@ mod tests {
                     assert_eq!(inv.command.map(|i| case[i]), Some("CMD"), "{case:?}");
                 }
                 Err(why) => {
-                    assert!(!ran && out.status.code() == Some(2), "{case:?}: bash ran it ({why}): {out:?}");
+                    assert!(
+                        !ran && out.status.code() == Some(2),
+                        "{case:?}: bash ran it ({why}): {out:?}"
+                    );
                     let err = String::from_utf8_lossy(&out.stderr);
                     assert!(err.contains(why.as_str()), "{case:?}: {why} not in {err}");
                 }

@@ -99,9 +99,9 @@ fn id_despite_surrogates(line: &[u8]) -> Option<String> {
     for _ in 0..64 {
         match serde_json::from_slice::<Value>(&fixed) {
             Ok(_) => {
-                return raw_id(&fixed)
-                    .map(|(_, raw)| raw.to_string())
-                    .filter(|raw| raw.starts_with(['"', '-']) || raw.starts_with(|c: char| c.is_ascii_digit()))
+                return raw_id(&fixed).map(|(_, raw)| raw.to_string()).filter(|raw| {
+                    raw.starts_with(['"', '-']) || raw.starts_with(|c: char| c.is_ascii_digit())
+                })
             }
             Err(_) => {
                 let l = iec_core::json::lone_surrogate(&fixed)?;
@@ -139,11 +139,30 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Members<'a> {
 /// Methods a client may send that this server (rmcp) knows; any other method is answered
 /// `-32601` by the guard before the session has begun (after it, by rmcp).
 pub const KNOWN_METHODS: [&str; 24] = [
-    "initialize", "ping", "server/discover", "tools/list", "tools/call", "resources/list",
-    "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe",
-    "resources/directory/read", "subscriptions/listen", "prompts/list", "prompts/get",
-    "logging/setLevel", "completion/complete", "tasks/get", "tasks/update", "tasks/cancel",
-    "skills/list", "skills/get", "sampling/createMessage", "roots/list", "elicitation/create",
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/directory/read",
+    "subscriptions/listen",
+    "prompts/list",
+    "prompts/get",
+    "logging/setLevel",
+    "completion/complete",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+    "sampling/createMessage",
+    "roots/list",
+    "elicitation/create",
 ];
 
 /// What the guard does with one client line.
@@ -186,143 +205,157 @@ impl Guard {
     }
 
     fn classify(&mut self, line: &[u8]) -> Result<Verdict, Vec<u8>> {
-    let parsed = serde_json::from_slice::<Value>(line);
-    if parsed.is_err() {
-        if let Some(l) = iec_core::json::lone_surrogate(line) {
-            let id = id_despite_surrogates(line).unwrap_or_else(|| "null".into());
-            return Err(error_line(&id, -32700, format!("Parse error: {l}")));
+        let parsed = serde_json::from_slice::<Value>(line);
+        if parsed.is_err() {
+            if let Some(l) = iec_core::json::lone_surrogate(line) {
+                let id = id_despite_surrogates(line).unwrap_or_else(|| "null".into());
+                return Err(error_line(&id, -32700, format!("Parse error: {l}")));
+            }
         }
-    }
-    // The members as written: valid JSON whose numbers `Value` cannot hold (an id of `1e400`)
-    // is still a message.
-    let members = match std::str::from_utf8(line).ok().map(serde_json::from_str::<Members<'_>>) {
-        Some(Ok(m)) => m,
-        _ => {
-            return Err(match parsed {
-                Err(e) => error_response(
-                    Value::Null,
-                    -32700,
-                    format!("Parse error: the line is not valid JSON ({e})"),
-                ),
-                Ok(Value::Array(_)) => error_response(
+        // The members as written: valid JSON whose numbers `Value` cannot hold (an id of `1e400`)
+        // is still a message.
+        let members = match std::str::from_utf8(line)
+            .ok()
+            .map(serde_json::from_str::<Members<'_>>)
+        {
+            Some(Ok(m)) => m,
+            _ => {
+                return Err(match parsed {
+                    Err(e) => error_response(
+                        Value::Null,
+                        -32700,
+                        format!("Parse error: the line is not valid JSON ({e})"),
+                    ),
+                    Ok(Value::Array(_)) => error_response(
+                        Value::Null,
+                        -32600,
+                        "Invalid Request: JSON-RPC batches are not supported by MCP".into(),
+                    ),
+                    Ok(_) => error_response(
+                        Value::Null,
+                        -32600,
+                        "Invalid Request: a JSON-RPC message must be an object".into(),
+                    ),
+                })
+            }
+        };
+        // The id as written (a number beyond 64 bits, `1.0`, `1e3`, `1e400` kept exactly).
+        let ids: Vec<&str> = members
+            .0
+            .iter()
+            .filter(|(k, _)| k == "id")
+            .map(|(_, v)| v.get())
+            .collect();
+        let id_ok = |raw: &str| {
+            raw.starts_with(['"', '-']) || raw.starts_with(|c: char| c.is_ascii_digit()) || raw == "null"
+        };
+        let id: String = match ids.first() {
+            None => "null".into(),
+            Some(raw) if ids.iter().all(|r| r == raw) && id_ok(raw) => raw.to_string(),
+            Some(_) if ids.len() > 1 => "null".into(),
+            Some(_) => {
+                return Err(error_response(
                     Value::Null,
                     -32600,
-                    "Invalid Request: JSON-RPC batches are not supported by MCP".into(),
-                ),
-                Ok(_) => error_response(
-                    Value::Null,
-                    -32600,
-                    "Invalid Request: a JSON-RPC message must be an object".into(),
-                ),
-            })
-        }
-    };
-    // The id as written (a number beyond 64 bits, `1.0`, `1e3`, `1e400` kept exactly).
-    let ids: Vec<&str> = members.0.iter().filter(|(k, _)| k == "id").map(|(_, v)| v.get()).collect();
-    let id_ok = |raw: &str| {
-        raw.starts_with(['"', '-']) || raw.starts_with(|c: char| c.is_ascii_digit()) || raw == "null"
-    };
-    let id: String = match ids.first() {
-        None => "null".into(),
-        Some(raw) if ids.iter().all(|r| r == raw) && id_ok(raw) => raw.to_string(),
-        Some(_) if ids.len() > 1 => "null".into(),
-        Some(_) => {
-            return Err(error_response(
-                Value::Null,
+                    "Invalid Request: id must be a string or a number".into(),
+                ))
+            }
+        };
+        let mut seen = std::collections::HashSet::new();
+        if let Some((k, _)) = members.0.iter().find(|(k, _)| !seen.insert(k.as_str())) {
+            return Err(error_line(
+                &id,
                 -32600,
-                "Invalid Request: id must be a string or a number".into(),
-            ))
+                format!("Invalid Request: the member {k:?} appears more than once"),
+            ));
         }
-    };
-    let mut seen = std::collections::HashSet::new();
-    if let Some((k, _)) = members.0.iter().find(|(k, _)| !seen.insert(k.as_str())) {
-        return Err(error_line(
-            &id,
-            -32600,
-            format!("Invalid Request: the member {k:?} appears more than once"),
-        ));
-    }
-    let mut obj = serde_json::Map::new();
-    for (k, v) in &members.0 {
-        if k == "id" {
-            continue;
-        }
-        match serde_json::from_str::<Value>(v.get()) {
-            Ok(v) => {
-                obj.insert(k.clone(), v);
+        let mut obj = serde_json::Map::new();
+        for (k, v) in &members.0 {
+            if k == "id" {
+                continue;
             }
-            Err(e) if k == "params" => {
-                return Err(error_line(&id, -32602, format!("Invalid params: {e}")))
-            }
-            Err(e) => return Err(error_line(&id, -32600, format!("Invalid Request: member {k:?}: {e}"))),
-        }
-    }
-    if obj.get("jsonrpc") != Some(&Value::String("2.0".into())) {
-        return Err(error_line(
-            &id,
-            -32600,
-            "Invalid Request: \"jsonrpc\" must be \"2.0\"".into(),
-        ));
-    }
-    let has_id = !ids.is_empty() && id != "null";
-    match obj.get("method") {
-        Some(Value::String(method)) => {
-            match obj.get("params") {
-                None | Some(Value::Object(_)) => {}
-                // A structured value JSON-RPC allows, but not MCP's: invalid params.
-                Some(Value::Array(_)) => {
-                    return Err(error_line(
-                        &id,
-                        -32602,
-                        "Invalid params: MCP params must be an object, not an array".into(),
-                    ))
+            match serde_json::from_str::<Value>(v.get()) {
+                Ok(v) => {
+                    obj.insert(k.clone(), v);
                 }
-                Some(_) => {
+                Err(e) if k == "params" => {
+                    return Err(error_line(&id, -32602, format!("Invalid params: {e}")))
+                }
+                Err(e) => {
                     return Err(error_line(
                         &id,
                         -32600,
-                        "Invalid Request: params must be an object".into(),
+                        format!("Invalid Request: member {k:?}: {e}"),
                     ))
                 }
             }
-            if !has_id {
-                // A notification: never answered. Before the session it would end rmcp's.
-                return Ok(if self.begun { Verdict::Pass } else { Verdict::Drop });
-            }
-            if !self.begun && !KNOWN_METHODS.contains(&method.as_str()) {
-                return Err(error_line(&id, -32601, format!("Method not found: {method}")));
-            }
-            if method == "tools/call" && !obj.get("params").is_some_and(|p| p["name"].is_string()) {
-                return Err(error_line(
-                    &id,
-                    -32602,
-                    "Invalid params: tools/call needs `name`, the tool to call (a string)".into(),
-                ));
-            }
-            if !self.begun {
-                let meta = &obj.get("params").map_or(Value::Null, |p| p["_meta"].clone());
-                self.begun = method == "initialize"
-                    || (!matches!(method.as_str(), "ping" | "server/discover")
-                        && meta.get("io.modelcontextprotocol/protocolVersion").is_some()
-                        && meta.get("io.modelcontextprotocol/clientCapabilities").is_some());
-            }
-            Ok(Verdict::Pass)
         }
-        Some(_) => Err(error_line(
-            &id,
-            -32600,
-            "Invalid Request: method must be a string".into(),
-        )),
-        None if has_id && (obj.contains_key("result") || obj.contains_key("error")) => {
-            // A response to a server-initiated request; before the session there is none.
-            Ok(if self.begun { Verdict::Pass } else { Verdict::Drop })
+        if obj.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+            return Err(error_line(
+                &id,
+                -32600,
+                "Invalid Request: \"jsonrpc\" must be \"2.0\"".into(),
+            ));
         }
-        None => Err(error_line(
-            &id,
-            -32600,
-            "Invalid Request: neither a request, a notification nor a response".into(),
-        )),
-    }
+        let has_id = !ids.is_empty() && id != "null";
+        match obj.get("method") {
+            Some(Value::String(method)) => {
+                match obj.get("params") {
+                    None | Some(Value::Object(_)) => {}
+                    // A structured value JSON-RPC allows, but not MCP's: invalid params.
+                    Some(Value::Array(_)) => {
+                        return Err(error_line(
+                            &id,
+                            -32602,
+                            "Invalid params: MCP params must be an object, not an array".into(),
+                        ))
+                    }
+                    Some(_) => {
+                        return Err(error_line(
+                            &id,
+                            -32600,
+                            "Invalid Request: params must be an object".into(),
+                        ))
+                    }
+                }
+                if !has_id {
+                    // A notification: never answered. Before the session it would end rmcp's.
+                    return Ok(if self.begun { Verdict::Pass } else { Verdict::Drop });
+                }
+                if !self.begun && !KNOWN_METHODS.contains(&method.as_str()) {
+                    return Err(error_line(&id, -32601, format!("Method not found: {method}")));
+                }
+                if method == "tools/call" && !obj.get("params").is_some_and(|p| p["name"].is_string()) {
+                    return Err(error_line(
+                        &id,
+                        -32602,
+                        "Invalid params: tools/call needs `name`, the tool to call (a string)".into(),
+                    ));
+                }
+                if !self.begun {
+                    let meta = &obj.get("params").map_or(Value::Null, |p| p["_meta"].clone());
+                    self.begun = method == "initialize"
+                        || (!matches!(method.as_str(), "ping" | "server/discover")
+                            && meta.get("io.modelcontextprotocol/protocolVersion").is_some()
+                            && meta.get("io.modelcontextprotocol/clientCapabilities").is_some());
+                }
+                Ok(Verdict::Pass)
+            }
+            Some(_) => Err(error_line(
+                &id,
+                -32600,
+                "Invalid Request: method must be a string".into(),
+            )),
+            None if has_id && (obj.contains_key("result") || obj.contains_key("error")) => {
+                // A response to a server-initiated request; before the session there is none.
+                Ok(if self.begun { Verdict::Pass } else { Verdict::Drop })
+            }
+            None => Err(error_line(
+                &id,
+                -32600,
+                "Invalid Request: neither a request, a notification nor a response".into(),
+            )),
+        }
     }
 }
 

@@ -365,7 +365,8 @@ where
             Err(e) => {
                 let message = match e {
                     rmcp::service::ServerInitializeError::ExpectedInitializeRequest(_) => {
-                        "MCP initialization failed: the session must start with an `initialize` request".into()
+                        "MCP initialization failed: the session must start with an `initialize` request"
+                            .into()
                     }
                     e => format!("MCP initialization failed: {e}"),
                 };

@@ -75,7 +75,12 @@ impl Server {
     fn finish(mut self) -> (i32, String) {
         drop(self.stdin.take());
         let mut err = String::new();
-        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
         let status = self.child.wait().unwrap();
         (status.code().expect("exit code"), err)
     }
@@ -115,7 +120,9 @@ fn a_numeric_id_above_u64_got_a_reply_without_id() {
         assert_eq!(raw_id(&l), id, "{l}");
         assert!(l.contains("\"run_script\""), "{l}");
         // The guard's own errors too.
-        let l = s.ask_raw(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{}}}}"#));
+        let l = s.ask_raw(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{}}}}"#
+        ));
         assert_eq!(raw_id(&l), id, "{l}");
     }
     // Ordinary ids, and a string id that looks like the stand-in, pass as they are.
@@ -137,14 +144,22 @@ fn a_numeric_id_above_u64_got_a_reply_without_id() {
 fn tools_call_without_name_answered_method_not_found() {
     let mut s = Server::start();
     s.initialize();
-    for params in ["", r#","params":{}"#, r#","params":{"arguments":{"argv":["true"]}}"#, r#","params":{"name":null}"#] {
-        let r = s.ask(&format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call"{params}}}"#));
+    for params in [
+        "",
+        r#","params":{}"#,
+        r#","params":{"arguments":{"argv":["true"]}}"#,
+        r#","params":{"name":null}"#,
+    ] {
+        let r = s.ask(&format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call"{params}}}"#
+        ));
         assert_eq!(r["id"], 5, "{params}: {r}");
         assert_eq!(r["error"]["code"], -32602, "{params}: {r}");
         assert!(r["error"]["message"].as_str().unwrap().contains("`name`"), "{r}");
     }
     // An unknown name stays rmcp's own invalid-params answer; a known one runs.
-    let r = s.ask(r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#);
+    let r =
+        s.ask(r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#);
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(s.finish(), (0, String::new()));
 }
@@ -194,13 +209,19 @@ fn mcp_tool_input_over_the_text_limit_was_taken_whole() {
     );
     assert_eq!(r["result"]["isError"], true, "{r:.300}");
     let text = r["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("run: the command text is 1228806 bytes; iec judges texts of at most 1048576 bytes"), "{text}");
+    assert!(
+        text.starts_with("run: the command text is 1228806 bytes; iec judges texts of at most 1048576 bytes"),
+        "{text}"
+    );
     // Just under the limit still runs.
     let r = s.ask(
         &json!({"jsonrpc":"2.0","id":4,"method":"tools/call",
             "params":{"name":"run_script","arguments":{"interpreter":"bash","script":format!("#{}\necho ok", "a".repeat(1000))}}})
         .to_string(),
     );
-    assert_eq!(r["result"]["structuredContent"]["stdout"]["text"], "ok\n", "{r:.300}");
+    assert_eq!(
+        r["result"]["structuredContent"]["stdout"]["text"], "ok\n",
+        "{r:.300}"
+    );
     assert_eq!(s.finish(), (0, String::new()));
 }

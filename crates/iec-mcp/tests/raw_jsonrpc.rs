@@ -211,7 +211,11 @@ fn mcp_protocol_deviations_before_and_after_initialize() {
         let r = s.ask(r#"{"jsonrpc":"2.0","id":4,"id":4,"method":"ping"}"#);
         assert_eq!((error_code(&r), &r["id"]), (-32600, &json!(4)), "[{runtime}] {r}");
         let r = s.ask(r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#);
-        assert_eq!((&r["id"], &r["result"]), (&json!(5), &json!({})), "[{runtime}] {r}");
+        assert_eq!(
+            (&r["id"], &r["result"]),
+            (&json!(5), &json!({})),
+            "[{runtime}] {r}"
+        );
         s.initialize();
         // An id of 1e400 is valid JSON: answered, with the id as written.
         s.send(r#"{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}"#);

@@ -259,7 +259,9 @@ impl Reader<'_> {
         let rest = &self.s[self.i..];
         let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
         let after = &rest[digits..];
-        const OPS: &[&str] = &["<<<", "<<-", "<<", "<>", "<&", "<", "&>>", "&>", ">>", ">&", ">|", ">"];
+        const OPS: &[&str] = &[
+            "<<<", "<<-", "<<", "<>", "<&", "<", "&>>", "&>", ">>", ">&", ">|", ">",
+        ];
         let op = OPS.iter().find(|o| after.starts_with(o.as_bytes()))?;
         // A process substitution is a word.
         if (*op == "<" || *op == ">") && after.get(1) == Some(&b'(') {
@@ -345,7 +347,11 @@ fn skip_unit(s: &[u8], i: usize) -> Option<usize> {
                 }
             }
             Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
-                i + 1 + s[i + 1..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count()
+                i + 1
+                    + s[i + 1..]
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                        .count()
             }
             Some(c) if c.is_ascii_digit() || b"@*#?-$!".contains(c) => i + 2,
             _ => i + 1,
@@ -574,15 +580,13 @@ fn brace_expands(s: &[u8]) -> bool {
                     }
                 }
             }
-            b'\'' | b'"' | b'\\' | b'`' | b'$' => {
-                match skip_unit(s, i) {
-                    Some(e) => {
-                        i = e;
-                        continue;
-                    }
-                    None => return true,
+            b'\'' | b'"' | b'\\' | b'`' | b'$' => match skip_unit(s, i) {
+                Some(e) => {
+                    i = e;
+                    continue;
                 }
-            }
+                None => return true,
+            },
             _ => {}
         }
         i += 1;
@@ -616,13 +620,19 @@ mod tests {
         // Expansions and patterns stay as written.
         assert_eq!(w("~/x"), vec![Seg::Dyn("~".into(), false), Seg::Lit("/x".into())]);
         assert_eq!(w("a=~"), vec![Seg::Lit("a=".into()), Seg::Dyn("~".into(), false)]);
-        assert_eq!(w("a=b:~"), vec![Seg::Lit("a=b:".into()), Seg::Dyn("~".into(), false)]);
+        assert_eq!(
+            w("a=b:~"),
+            vec![Seg::Lit("a=b:".into()), Seg::Dyn("~".into(), false)]
+        );
         assert_eq!(w("b:~"), lit("b:~"));
         assert_eq!(w("--opt=~/x"), lit("--opt=~/x"));
         assert_eq!(w("'~'"), lit("~"));
         assert_eq!(w("\"$x\""), vec![Seg::Dyn("$x".into(), true)]);
         assert_eq!(w("$x"), vec![Seg::Dyn("$x".into(), false)]);
-        assert_eq!(w("*.rs"), vec![Seg::Dyn("*".into(), false), Seg::Lit(".rs".into())]);
+        assert_eq!(
+            w("*.rs"),
+            vec![Seg::Dyn("*".into(), false), Seg::Lit(".rs".into())]
+        );
         assert_eq!(w("{a,b}"), vec![Seg::Dyn("{a,b}".into(), false)]);
         assert_eq!(w("$(date +%F)"), vec![Seg::Dyn("$(date +%F)".into(), false)]);
         assert_ne!(w("$x''"), w("$x"));
@@ -662,10 +672,21 @@ mod tests {
 
     #[test]
     fn words_that_run_code_are_found() {
-        for w in ["echo $(<f)", "echo \"`cat f`\"", "${a:=$}${b:=(}${z:=a[$a$b<f)]}$((z))", "${x@P}", "<(ls)", "$((1))", "${a[$(id)]}"] {
+        for w in [
+            "echo $(<f)",
+            "echo \"`cat f`\"",
+            "${a:=$}${b:=(}${z:=a[$a$b<f)]}$((z))",
+            "${x@P}",
+            "<(ls)",
+            "$((1))",
+            "${a[$(id)]}",
+        ] {
             assert!(runs_code(w).is_some(), "{w}");
         }
-        for w in ["echo $x \"${y}\" ${#z} $1 \"$@\" '$(id)' \\$\\(id\\) ~/x *.rs {a,b}", "'a != b'"] {
+        for w in [
+            "echo $x \"${y}\" ${#z} $1 \"$@\" '$(id)' \\$\\(id\\) ~/x *.rs {a,b}",
+            "'a != b'",
+        ] {
             assert_eq!(runs_code(w), None, "{w}");
         }
     }
@@ -673,8 +694,16 @@ mod tests {
     #[test]
     fn the_stdin_contract_is_neutral_wherever_it_is_put() {
         let n = "< /dev/null";
-        assert!(same_modulo("echo 'a';\n    echo b | cat", "echo a;\n    echo b < /dev/null | cat", n));
-        assert!(same_modulo("echo x | grep 'a~b'", "echo x < /dev/null | grep a~b", n));
+        assert!(same_modulo(
+            "echo 'a';\n    echo b | cat",
+            "echo a;\n    echo b < /dev/null | cat",
+            n
+        ));
+        assert!(same_modulo(
+            "echo x | grep 'a~b'",
+            "echo x < /dev/null | grep a~b",
+            n
+        ));
         assert!(same_modulo("ls", "ls < /dev/null", n));
         assert!(!same_modulo("ls", "ls < /dev/null < /dev/null", n));
         assert!(!same_modulo("ls", "ls < /dev/zero", n));
@@ -682,7 +711,8 @@ mod tests {
 
     #[test]
     fn the_first_difference_names_the_command_and_word() {
-        let (cmd, a, b) = first_difference("echo a;\n    echo 'a != b'", "echo a;\n    echo 'a \\!= b'").unwrap();
+        let (cmd, a, b) =
+            first_difference("echo a;\n    echo 'a != b'", "echo a;\n    echo 'a \\!= b'").unwrap();
         assert_eq!((cmd, a.as_str(), b.as_str()), (1, "'a != b'", r"'a \!= b'"));
     }
 }

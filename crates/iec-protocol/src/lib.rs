@@ -10,8 +10,8 @@ the intended action is named, with its mechanism and whether the change will be 
 pub mod classify;
 mod dialect;
 pub mod gen;
-pub mod plain;
 mod hops;
+pub mod plain;
 pub use hops::tool_input::SECOND_STATEMENT_BUDGET;
 pub mod action;
 mod run;
@@ -24,11 +24,9 @@ pub mod powershell {
     pub use crate::windows::{intended_native_argv, passing_mode};
 }
 
-use iec_core::{
-    exposure, Call, CheckReport, Verdict,
-};
-use iec_launches::{InputShape, Launch};
 use hops::{Flow, Intended, State};
+use iec_core::{exposure, Call, CheckReport, Verdict};
+use iec_launches::{InputShape, Launch};
 use iec_witness::{BashPool, Parse, WitnessError};
 use run::Run;
 use serde_json::{json, Value};
@@ -105,7 +103,10 @@ pub fn check(
     pool: &BashPool,
     opts: Options,
 ) -> Result<CheckReport, CheckError> {
-    if let Some(Err(e)) = launch.command_of(&call.input).map(iec_core::limits::check_command) {
+    if let Some(Err(e)) = launch
+        .command_of(&call.input)
+        .map(iec_core::limits::check_command)
+    {
         return Ok(too_long_report(launch, &e));
     }
     match check_within_limits(launch, call, pool, opts) {

@@ -66,7 +66,12 @@ impl Run<'_> {
                 // Only where the hop compares two shell texts (not a program name, an argv).
                 action: matches!(
                     hop,
-                    Hop::HarnessRewrite | Hop::Wrapper | Hop::Shell | Hop::Eval | Hop::InnerShell | Hop::Terminal
+                    Hop::HarnessRewrite
+                        | Hop::Wrapper
+                        | Hop::Shell
+                        | Hop::Eval
+                        | Hop::InnerShell
+                        | Hop::Terminal
                 )
                 .then(|| self.action_difference(intended, received))
                 .flatten(),

@@ -132,7 +132,8 @@ fn command_line(run: &mut Run<'_>, w: &Windows, argv: &[String]) -> Option<Strin
         Ok(cl) => cl,
         Err(e) => {
             let last = argv.last().cloned().unwrap_or_default();
-            run.diverge(Hop::Spawn,
+            run.diverge(
+                Hop::Spawn,
                 Emulated,
                 json!({ "argv": argv, "sender": sender, "error": e.to_string() }),
                 Mechanism::Other,
@@ -213,7 +214,8 @@ fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckE
             Mechanism::ArityChange => "the MSYS2 runtime splits or expands words (separators, brace and glob expansion)".to_string(),
             _ => "the MSYS2 runtime rebuilds another argv than the harness passed".to_string(),
         };
-        run.diverge(Hop::Spawn,
+        run.diverge(
+            Hop::Spawn,
             Emulated,
             receipt,
             m,
@@ -233,7 +235,8 @@ fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckE
             Parse::Error { message } => json!({ "text": received_script, "error": message }),
             _ => json!({ "text": received_script, "parses": true }),
         };
-        run.push(Hop::Shell,
+        run.push(
+            Hop::Shell,
             Real,
             None,
             shell_receipt,
@@ -241,7 +244,8 @@ fn git_bash(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<(), CheckE
         );
         return Ok(());
     }
-    run.push(Hop::Spawn,
+    run.push(
+        Hop::Spawn,
         Emulated,
         Some(true),
         receipt,
@@ -312,7 +316,8 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
             );
         } else {
             let silent = whole.error_at.is_none();
-            run.diverge(Hop::Wrapper,
+            run.diverge(
+                Hop::Wrapper,
                 Emulated,
                 receipt,
                 Mechanism::Other,
@@ -359,16 +364,12 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
             );
             return Ok(None);
         }
-        run.push(Hop::Spawn,
-            Emulated,
-            Some(true),
-            receipt,
-            None,
-        );
+        run.push(Hop::Spawn, Emulated, Some(true), receipt, None);
         match powershell::cli_command(&got, pwsh) {
             Ok(s) => s,
             Err(e) => {
-                run.diverge(Hop::Shell,
+                run.diverge(
+                    Hop::Shell,
                     Emulated,
                     json!({ "argv": got, "error": e.to_string() }),
                     Mechanism::Other,
@@ -397,7 +398,8 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
     };
     if !same {
         let silent = tree.error_at.is_none();
-        run.diverge(Hop::Shell,
+        run.diverge(
+            Hop::Shell,
             Emulated,
             receipt,
             classify::mechanism(&script, &received_script),
@@ -412,7 +414,8 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
         );
         return Ok(None);
     }
-    run.push(Hop::Shell,
+    run.push(
+        Hop::Shell,
         Emulated,
         Some(true),
         receipt,
@@ -486,7 +489,8 @@ fn powershell_path(run: &mut Run<'_>, w: &Windows, intended: &str) -> Result<Opt
             "the native-argument hop cannot be judged: {}",
             unjudged.join("; ")
         );
-        run.push(Hop::Native,
+        run.push(
+            Hop::Native,
             Emulated,
             None,
             json!({ "calls": shown, "mode": format!("{mode:?}") }),
@@ -522,7 +526,8 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
         return;
     }
     let Some((sw, s)) = cmd::extract(&cl, &|_| false) else {
-        run.diverge(Hop::Spawn,
+        run.diverge(
+            Hop::Spawn,
             Emulated,
             json!({ "command_line": cl, "receiver": "cmd" }),
             Mechanism::Other,
@@ -552,12 +557,7 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
         );
         return;
     }
-    run.push(Hop::Spawn,
-        Emulated,
-        Some(true),
-        receipt,
-        None,
-    );
+    run.push(Hop::Spawn, Emulated, Some(true), receipt, None);
 
     // Hop: shell parse (the cmd emulator: first-LF cut, phase 1 length limit).
     let r = cmd::run_cmdline(
@@ -600,7 +600,8 @@ fn cmd_path(run: &mut Run<'_>, w: &Windows, intended: &str) {
         );
         return;
     }
-    run.push(Hop::Shell,
+    run.push(
+        Hop::Shell,
         Emulated,
         Some(true),
         receipt,

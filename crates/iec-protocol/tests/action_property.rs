@@ -41,15 +41,58 @@ impl Rng {
 
 /// Values of static words: each is rendered with a quoting style.
 const VALUES: &[&str] = &[
-    "a", "a b", "x!y", "a != b", "a~b", "~", "~/d", "it's", "-n", "", "%s\\n", "a=b", "b:~", "v=~",
-    "é", ";", "&&", "|", "#x", "{\"k\": \"v\"}", "{a,b}", "*", "f?", "[ab]", "$x", "`p`", "\\", "a\"b",
-    "!", "x!", "(error|warn)", "--opt=~/x", "a\tb",
+    "a",
+    "a b",
+    "x!y",
+    "a != b",
+    "a~b",
+    "~",
+    "~/d",
+    "it's",
+    "-n",
+    "",
+    "%s\\n",
+    "a=b",
+    "b:~",
+    "v=~",
+    "é",
+    ";",
+    "&&",
+    "|",
+    "#x",
+    "{\"k\": \"v\"}",
+    "{a,b}",
+    "*",
+    "f?",
+    "[ab]",
+    "$x",
+    "`p`",
+    "\\",
+    "a\"b",
+    "!",
+    "x!",
+    "(error|warn)",
+    "--opt=~/x",
+    "a\tb",
 ];
 
 /// Words with expansions, written as they stand.
 const DYNAMIC: &[&str] = &[
-    "$x", "\"$x\"", "${x}", "\"${x:-d}\"", "~", "~/d", "*", "f?", "{a,b}", "\"$x\"y", "$x''", "a=~",
-    "'a'\"$x\"", "$(p c)", "\"$(p c)\"",
+    "$x",
+    "\"$x\"",
+    "${x}",
+    "\"${x:-d}\"",
+    "~",
+    "~/d",
+    "*",
+    "f?",
+    "{a,b}",
+    "\"$x\"y",
+    "$x''",
+    "a=~",
+    "'a'\"$x\"",
+    "$(p c)",
+    "\"$(p c)\"",
 ];
 
 /// A static word's value in one of the quotings a harness or a model uses.
@@ -168,7 +211,12 @@ fn render(rng: &mut Rng, t: &Text, style: &mut dyn FnMut(&mut Rng) -> usize, sp:
             let _ = write!(o, " {op}");
             if !target.is_empty() {
                 let s = style(rng);
-                let _ = write!(o, "{}{}", if rng.chance(50) { " " } else { "" }, quote(rng, target, s));
+                let _ = write!(
+                    o,
+                    "{}{}",
+                    if rng.chance(50) { " " } else { "" },
+                    quote(rng, target, s)
+                );
             }
         }
     }
@@ -191,7 +239,12 @@ fn run_real(texts: &[String], dir: &Path) -> Vec<String> {
     let path = dir.join("script.bash");
     std::fs::write(&path, script).unwrap();
     let out = std::process::Command::new(iec_witness::bash_path())
-        .args(["--norc", "--noprofile", "-c", "exec 3>&1 1>/dev/null 2>/dev/null; . ./script.bash"])
+        .args([
+            "--norc",
+            "--noprofile",
+            "-c",
+            "exec 3>&1 1>/dev/null 2>/dev/null; . ./script.bash",
+        ])
         .current_dir(dir)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
@@ -232,7 +285,10 @@ fn canonical(text: &str) -> Option<String> {
 
 #[test]
 fn action_comparison_equals_what_real_bash_does() {
-    let pairs: usize = std::env::var("IEC_ACTION_PAIRS").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
+    let pairs: usize = std::env::var("IEC_ACTION_PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
     let mut rng = Rng(0x1ec_17_5eed);
     let batch = 2_000;
     let mut mismatches = vec![];
@@ -257,7 +313,10 @@ fn action_comparison_equals_what_real_bash_does() {
                     None => (format!("{a} < /dev/null"), true),
                 },
                 // Operators re-spaced (shell-quote's re-joining).
-                _ => (a.replace(" && ", "&&").replace(" | ", "|").replace("; ", " ; "), false),
+                _ => (
+                    a.replace(" && ", "&&").replace(" | ", "|").replace("; ", " ; "),
+                    false,
+                ),
             };
             a_texts.push(a);
             b_texts.push(b);
@@ -269,7 +328,11 @@ fn action_comparison_equals_what_real_bash_does() {
             .map(|i| Some((canonical(&a_texts[i])?, canonical(&b_texts[i])?)))
             .collect();
         let runnable = |texts: &[String]| -> Vec<String> {
-            texts.iter().zip(&forms).map(|(t, f)| if f.is_some() { t.clone() } else { ":".into() }).collect()
+            texts
+                .iter()
+                .zip(&forms)
+                .map(|(t, f)| if f.is_some() { t.clone() } else { ":".into() })
+                .collect()
         };
         let tmp = tempfile::tempdir().unwrap();
         let ra = run_real(&runnable(&a_texts), &tmp.path().join("a"));
@@ -296,7 +359,18 @@ fn action_comparison_equals_what_real_bash_does() {
         done += n;
     }
     eprintln!("{compared} pairs compared, {same_count} the same action for real bash");
-    assert!(compared >= pairs * 9 / 10, "only {compared} of {pairs} pairs parsed");
-    assert!(same_count > compared / 4 && same_count < compared, "a degenerate generator: {same_count} of {compared} same");
-    assert!(mismatches.is_empty(), "{} mismatches (first ones):\n{}", mismatches.len(), mismatches.join("\n"));
+    assert!(
+        compared >= pairs * 9 / 10,
+        "only {compared} of {pairs} pairs parsed"
+    );
+    assert!(
+        same_count > compared / 4 && same_count < compared,
+        "a degenerate generator: {same_count} of {compared} same"
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches (first ones):\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
 }

@@ -26,7 +26,12 @@ fn twenty_thousand_nested_command_substitutions_were_the_agents_error_with_an_em
     ] {
         let r = report(launch, &text);
         assert_eq!(r.verdict, Verdict::Unknown, "{launch}");
-        assert_eq!(r.attribution.as_deref(), Some(WITNESS_LIMIT), "{launch}: {:?}", r.reason);
+        assert_eq!(
+            r.attribution.as_deref(),
+            Some(WITNESS_LIMIT),
+            "{launch}: {:?}",
+            r.reason
+        );
         let reason = r.reason.unwrap();
         assert!(
             reason.contains("bash ended without a diagnostic while parsing the text: it crashed"),
@@ -73,9 +78,15 @@ fn a_long_heredoc_on_openhands_parsed_every_prefix_and_took_gigabytes() {
     assert_eq!(r.verdict, Verdict::Unknown);
     assert_eq!(r.attribution.as_deref(), Some(WITNESS_LIMIT));
     let reason = r.reason.unwrap();
-    assert!(reason.contains("to tell whether the text is one statement"), "{reason}");
+    assert!(
+        reason.contains("to tell whether the text is one statement"),
+        "{reason}"
+    );
     assert!(reason.contains("more than 64 MiB"), "{reason}");
     // A short one is still judged: one statement, typed.
     let short = format!("cat <<'EOF'\n{}EOF", "hello $USER\n".repeat(50));
-    assert_ne!(report("openhands-tmux", &short).attribution.as_deref(), Some(WITNESS_LIMIT));
+    assert_ne!(
+        report("openhands-tmux", &short).attribution.as_deref(),
+        Some(WITNESS_LIMIT)
+    );
 }

@@ -67,7 +67,11 @@ fn every_report_follows_its_launch_plan() {
     for l in cat.iter() {
         for t in texts {
             let r = check(l, &call_for_text(l, t), global(), Options::default()).unwrap();
-            follows_the_plan(l, &r, &format!("{} {t:?}: {}", l.id, serde_json::to_string_pretty(&r).unwrap()));
+            follows_the_plan(
+                l,
+                &r,
+                &format!("{} {t:?}: {}", l.id, serde_json::to_string_pretty(&r).unwrap()),
+            );
         }
     }
 }
@@ -507,17 +511,34 @@ fn codex_exec_command_reads_cmd_and_parses_twice() {
 /// read `-l` as the command text and called every call "diverges, loud: invalid option".
 #[test]
 fn options_after_dash_c_are_read_as_bash_reads_them() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../launches/claude-code-2.1.72-linux.toml"))
-        .unwrap()
-        .replace("id = \"claude-code-2.1.72-linux\"", "id = \"learned\"")
-        .replace(r#"argv = ["/bin/bash", "-c", "{{wrapper}}"]"#, r#"argv = ["/bin/bash", "-c", "-l", "{{wrapper}}"]"#);
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../launches/claude-code-2.1.72-linux.toml"
+    ))
+    .unwrap()
+    .replace("id = \"claude-code-2.1.72-linux\"", "id = \"learned\"")
+    .replace(
+        r#"argv = ["/bin/bash", "-c", "{{wrapper}}"]"#,
+        r#"argv = ["/bin/bash", "-c", "-l", "{{wrapper}}"]"#,
+    );
     let l = iec_launches::Launch::from_toml(&text).unwrap();
     assert_eq!(l.spawn.argv[2], "-l");
-    for (t, verdict) in [("ls -la", Verdict::Corresponds), ("printf '%s' 'a != b'", Verdict::Diverges)] {
+    for (t, verdict) in [
+        ("ls -la", Verdict::Corresponds),
+        ("printf '%s' 'a != b'", Verdict::Diverges),
+    ] {
         let r = check(&l, &call_for_text(&l, t), global(), Options::default()).unwrap();
-        assert_eq!(r.verdict, verdict, "{t}: {}", serde_json::to_string_pretty(&r).unwrap());
+        assert_eq!(
+            r.verdict,
+            verdict,
+            "{t}: {}",
+            serde_json::to_string_pretty(&r).unwrap()
+        );
         let shell = r.hops.iter().find(|h| h.name == "shell").unwrap();
-        assert!(shell.note.as_deref().unwrap_or("").contains("login shell"), "{shell:?}");
+        assert!(
+            shell.note.as_deref().unwrap_or("").contains("login shell"),
+            "{shell:?}"
+        );
     }
 }
 
@@ -532,7 +553,12 @@ fn an_open_quote_is_not_split_into_words() {
             let call = call_for_text(l, t);
             assert_eq!(call.input["command"][0], "bash", "{id} {t}: {}", call.input);
             let r = check(l, &call, global(), Options::default()).unwrap();
-            assert_eq!(r.verdict, Verdict::Unknown, "{id} {t}: {}", serde_json::to_string_pretty(&r).unwrap());
+            assert_eq!(
+                r.verdict,
+                Verdict::Unknown,
+                "{id} {t}: {}",
+                serde_json::to_string_pretty(&r).unwrap()
+            );
             assert_eq!(r.attribution.as_deref(), Some("generation"));
         }
     }

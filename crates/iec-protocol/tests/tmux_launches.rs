@@ -72,7 +72,11 @@ const CASES: &[(&str, &str, &str)] = &[
     // readline takes the tab (completion): the witness refuses the key and drops the line, so
     // what the shell would read is not observed (two arguments became one in the witness before
     // refused lines were dropped).
-    ("printf '%s\\n' a\tb", "terminal:other:silent:", "terminal:other:silent:"),
+    (
+        "printf '%s\\n' a\tb",
+        "terminal:other:silent:",
+        "terminal:other:silent:",
+    ),
     // `EOF; tmux wait -S done` no longer ends the heredoc.
     (
         "cat <<'EOF'\nhello $USER\nEOF",

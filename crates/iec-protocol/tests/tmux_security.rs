@@ -213,11 +213,26 @@ fn a_backslash_before_a_carriage_return_cannot_end_the_wrapper() {
     let cat = Catalog::builtin();
     for id in ["tmux-send-keys", "openhands-tmux"] {
         let l = cat.get(id).unwrap();
-        for text in ["echo x;\\\r} && for x in ${X:?MARK_TOPLEVEL_9}; do :; done", "{ :;\\\r}; } && for x in ${X:?MARK_TOPLEVEL_9}; do :; done"] {
-            let r = check(l, &call_for_text(l, text), global(), Options { full_witness: true, ..Options::default() }).unwrap();
+        for text in [
+            "echo x;\\\r} && for x in ${X:?MARK_TOPLEVEL_9}; do :; done",
+            "{ :;\\\r}; } && for x in ${X:?MARK_TOPLEVEL_9}; do :; done",
+        ] {
+            let r = check(
+                l,
+                &call_for_text(l, text),
+                global(),
+                Options {
+                    full_witness: true,
+                    ..Options::default()
+                },
+            )
+            .unwrap();
             let all = serde_json::to_string(&r).unwrap();
             assert_eq!(r.verdict, iec_core::Verdict::Diverges, "{id} {text:?}: {all}");
-            assert!(!all.contains("X: MARK_TOPLEVEL_9"), "{id} {text:?} ran at the top level: {all}");
+            assert!(
+                !all.contains("X: MARK_TOPLEVEL_9"),
+                "{id} {text:?} ran at the top level: {all}"
+            );
         }
     }
 }

@@ -261,10 +261,12 @@ impl Store {
             // text limit (the hook records none) is not one.
             let intent: Option<Intent> = std::fs::File::open(&path)
                 .ok()
-                .and_then(|f| match iec_core::limits::read_at_most(f, iec_core::MAX_CALL_JSON) {
-                    Ok(iec_core::limits::Bounded::Whole(b)) => Some(b),
-                    _ => None,
-                })
+                .and_then(
+                    |f| match iec_core::limits::read_at_most(f, iec_core::MAX_CALL_JSON) {
+                        Ok(iec_core::limits::Bounded::Whole(b)) => Some(b),
+                        _ => None,
+                    },
+                )
                 .and_then(|b| serde_json::from_slice::<Intent>(&b).ok())
                 .filter(|i| i.command.len() <= iec_core::MAX_TEXT);
             let Some(intent) = intent else {

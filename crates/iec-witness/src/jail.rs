@@ -111,20 +111,19 @@ fn system_rules(program: &std::path::Path) -> Vec<(std::path::PathBuf, u64)> {
 fn loaded_files(program: &std::path::Path) -> Option<Vec<std::path::PathBuf>> {
     use std::collections::HashMap;
     use std::path::PathBuf;
-    static SEEN: std::sync::Mutex<Option<HashMap<PathBuf, Option<Vec<PathBuf>>>>> = std::sync::Mutex::new(None);
+    static SEEN: std::sync::Mutex<Option<HashMap<PathBuf, Option<Vec<PathBuf>>>>> =
+        std::sync::Mutex::new(None);
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
     let seen = seen.get_or_insert_with(HashMap::new);
     if let Some(v) = seen.get(program) {
         return v.clone();
     }
     let key = loader_key(program);
-    let found = from_env(&key)
-        .or_else(|| from_disk(&key))
-        .or_else(|| {
-            let f = from_ldd(program)?;
-            to_disk(&key, &f);
-            Some(f)
-        });
+    let found = from_env(&key).or_else(|| from_disk(&key)).or_else(|| {
+        let f = from_ldd(program)?;
+        to_disk(&key, &f);
+        Some(f)
+    });
     seen.insert(program.to_path_buf(), found.clone());
     found
 }
@@ -147,7 +146,14 @@ pub fn loader_files_env(program: &std::path::Path) -> Option<std::ffi::OsString>
 fn loader_key(program: &std::path::Path) -> String {
     use std::os::unix::fs::MetadataExt;
     match std::fs::metadata(program) {
-        Ok(m) => format!("{} {} {} {}.{}", program.display(), m.len(), m.ino(), m.ctime(), m.ctime_nsec()),
+        Ok(m) => format!(
+            "{} {} {} {}.{}",
+            program.display(),
+            m.len(),
+            m.ino(),
+            m.ctime(),
+            m.ctime_nsec()
+        ),
         Err(_) => format!("{} ?", program.display()),
     }
 }
@@ -181,7 +187,11 @@ fn cache_file(key: &str) -> Option<std::path::PathBuf> {
 fn from_disk(key: &str) -> Option<Vec<std::path::PathBuf>> {
     let f = cache_file(key)?;
     let mut buf = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(std::fs::File::open(f).ok()?, 1 << 16), &mut buf).ok()?;
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(std::fs::File::open(f).ok()?, 1 << 16),
+        &mut buf,
+    )
+    .ok()?;
     parse_list(&buf, key)
 }
 
@@ -204,7 +214,9 @@ fn to_disk(key: &str, files: &[std::path::PathBuf]) {
 
 fn from_ldd(program: &std::path::Path) -> Option<Vec<std::path::PathBuf>> {
     use std::path::PathBuf;
-    let ldd = ["/usr/bin/ldd", "/bin/ldd"].into_iter().find(|p| std::path::Path::new(p).exists())?;
+    let ldd = ["/usr/bin/ldd", "/bin/ldd"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())?;
     let out = std::process::Command::new(ldd)
         .arg(program)
         .env_clear()
@@ -258,7 +270,9 @@ impl Reads {
             rules.push((d.to_path_buf(), LL_READ_FILE | LL_READ_DIR));
         }
         for (path, access) in rules {
-            let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { continue };
+            let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+                continue;
+            };
             // SAFETY: open with O_PATH of a NUL-terminated path.
             let pfd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
             if pfd < 0 {
@@ -312,11 +326,16 @@ unsafe impl Sync for Exec {}
 impl Exec {
     fn new(program: &OsStr, args: &[&OsStr], env: &[(&str, &OsStr)]) -> std::io::Result<Exec> {
         let c = |b: &[u8]| {
-            CString::new(b).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in a witness argument"))
+            CString::new(b).map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in a witness argument")
+            })
         };
         let path = c(program.as_bytes())?;
         if path.as_bytes_with_nul().len() > MAGIC_LEN {
-            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "witness program path too long"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "witness program path too long",
+            ));
         }
         let argv: Vec<CString> = std::iter::once(Ok(path.clone()))
             .chain(args.iter().map(|a| c(a.as_bytes())))
@@ -782,7 +801,11 @@ fn filter(kind: Kind, magic: u64) -> Vec<libc::sock_filter> {
     for nr in denied(kind) {
         // clone3 is refused as "not implemented", so that a C library falls back to clone,
         // whose flags the filter can read.
-        let ret = if nr == libc::SYS_clone3 { RET_ENOSYS } else { RET_EPERM };
+        let ret = if nr == libc::SYS_clone3 {
+            RET_ENOSYS
+        } else {
+            RET_EPERM
+        };
         f.push(ins(JEQ, 0, 1, nr as u32));
         f.push(ins(RET, 0, 0, ret));
     }
@@ -846,7 +869,11 @@ pub fn kill_group(pgid: u32) {
 /// else `pid`.
 pub fn witness_pid(pid: u32) -> u32 {
     if let Ok(c) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
-        return c.split_whitespace().next().and_then(|p| p.parse().ok()).unwrap_or(pid);
+        return c
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(pid);
     }
     // Without CONFIG_PROC_CHILDREN: the process whose parent is `pid`.
     let parent_of = |p: u32| -> Option<u32> {
@@ -886,7 +913,10 @@ pub fn exec_jailed(
         // SAFETY: the calling process is single-threaded at this point by contract of a helper
         // entry point; everything the jail touches was built above.
         Ok(Some(j)) => unsafe { j.enter_and_exec() },
-        Ok(None) => std::io::Error::new(std::io::ErrorKind::Unsupported, "no witness filter for this architecture"),
+        Ok(None) => std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "no witness filter for this architecture",
+        ),
         Err(e) => e,
     }
 }
@@ -915,7 +945,10 @@ mod tests {
         .unwrap()
         .expect("a filter for this architecture")
         .reading(&[dir.path()]);
-        assert!(jail.reads.is_some(), "this kernel has no Landlock: reads would not be confined");
+        assert!(
+            jail.reads.is_some(),
+            "this kernel has no Landlock: reads would not be confined"
+        );
         let mut cmd = std::process::Command::new(&bash);
         // SAFETY: the closure only enters the jail (see enter_and_exec).
         unsafe {
@@ -923,9 +956,16 @@ mod tests {
             cmd.pre_exec(move || Err(jail.enter_and_exec()));
         }
         let out = cmd.output().unwrap();
-        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
         assert_eq!(left, ["own"], "something was written");
-        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     }
 
     const ACTIONS: &str = r#"r=0
@@ -950,11 +990,19 @@ r=$((r&~1))
     /// denies or whose arguments it reads.
     #[test]
     fn hot_system_calls_are_neither_denied_nor_inspected() {
-        let inspected = [libc::SYS_execve, libc::SYS_clone, libc::SYS_ioctl, libc::SYS_openat];
+        let inspected = [
+            libc::SYS_execve,
+            libc::SYS_clone,
+            libc::SYS_ioctl,
+            libc::SYS_openat,
+        ];
         for kind in [Kind::Parse, Kind::Expand] {
             let denied = super::denied(kind);
             for nr in super::HOT {
-                assert!(!denied.contains(nr) && !inspected.contains(nr), "system call {nr} in HOT for {kind:?}");
+                assert!(
+                    !denied.contains(nr) && !inspected.contains(nr),
+                    "system call {nr} in HOT for {kind:?}"
+                );
             }
         }
         #[cfg(target_arch = "x86_64")]
@@ -990,7 +1038,8 @@ r=$((r&~1))
         .unwrap()
         .unwrap();
         let mut cmd = std::process::Command::new(&bash);
-        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
         cmd.stderr(std::process::Stdio::null());
         // SAFETY: the closure only enters the jail (see enter_and_exec).
         unsafe {
@@ -1005,7 +1054,14 @@ r=$((r&~1))
         let mut out = String::new();
         std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
         let _ = child.wait();
-        let started = out.lines().filter_map(|l| l.parse::<u64>().ok()).max().unwrap_or(0);
-        assert!(started > 3 && started < super::MAX_PROCESSES, "started {started}: {out}");
+        let started = out
+            .lines()
+            .filter_map(|l| l.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        assert!(
+            started > 3 && started < super::MAX_PROCESSES,
+            "started {started}: {out}"
+        );
     }
 }

@@ -696,10 +696,12 @@ impl BashServer {
         // Only the server's own functions, and the recorder among them: a request that put a
         // function in place of `declare` gets an empty list.
         let listed = String::from_utf8_lossy(&funcs);
-        let extra_functions = listed
-            .lines()
-            .any(|l| !matches!(l, "declare -fr __iec_rec" | "declare -fr __iec_guard" | "declare -f __iec_f"))
-            || !listed.lines().any(|l| l == "declare -fr __iec_rec")
+        let extra_functions = listed.lines().any(|l| {
+            !matches!(
+                l,
+                "declare -fr __iec_rec" | "declare -fr __iec_guard" | "declare -f __iec_f"
+            )
+        }) || !listed.lines().any(|l| l == "declare -fr __iec_rec")
             || !listed.lines().any(|l| l == "declare -fr __iec_guard");
         Ok(Expansion {
             args,

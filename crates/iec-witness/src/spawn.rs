@@ -23,9 +23,20 @@ fn run_jailed(
     let dir = tempfile::Builder::new().prefix("iec-spawn-").tempdir()?;
     let program = resolve(program);
     let mut cmd = Command::new(&program);
-    cmd.current_dir(dir.path()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let jail = crate::jail::Jail::new(crate::jail::Kind::Parse, program.as_os_str(), args, env, None)?
-        .map(|j| j.reading(&[Some(dir.path()), readable].into_iter().flatten().collect::<Vec<_>>()));
+    cmd.current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let jail =
+        crate::jail::Jail::new(crate::jail::Kind::Parse, program.as_os_str(), args, env, None)?.map(|j| {
+            j.reading(
+                &[Some(dir.path()), readable]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>(),
+            )
+        });
     let raw3 = fd3.as_ref().map(|f| f.as_raw_fd());
     match jail {
         Some(jail) => {
@@ -255,7 +266,12 @@ done";
         let _ = writer.write_all(&body);
     });
     let bash = bash_path();
-    let args = [OsStr::new("--norc"), OsStr::new("--noprofile"), OsStr::new("-c"), OsStr::new(script)];
+    let args = [
+        OsStr::new("--norc"),
+        OsStr::new("--noprofile"),
+        OsStr::new("-c"),
+        OsStr::new(script),
+    ];
     let out = run_jailed(
         bash.as_os_str(),
         &args,
@@ -293,7 +309,9 @@ done";
 pub fn bash_env_skipped(argv0: &[u8], args: &[Vec<u8>]) -> Option<String> {
     let name = argv0.rsplit(|&b| b == b'/').next().unwrap_or(argv0);
     if name.starts_with(b"-") {
-        return Some("argv[0] starts with `-`: bash is a login shell and reads the profile files first".into());
+        return Some(
+            "argv[0] starts with `-`: bash is a login shell and reads the profile files first".into(),
+        );
     }
     if name == b"sh" {
         return Some("argv[0] is `sh`: bash starts in POSIX mode and does not read BASH_ENV".into());
@@ -314,7 +332,10 @@ pub fn bash_env_skipped(argv0: &[u8], args: &[Vec<u8>]) -> Option<String> {
         match a.as_str() {
             "--noprofile" | "--norc" | "--noediting" | "--verbose" => continue,
             "-o" | "+o" => {
-                let v = args.get(i).map(|v| String::from_utf8_lossy(v).into_owned()).unwrap_or_default();
+                let v = args
+                    .get(i)
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+                    .unwrap_or_default();
                 i += 1;
                 if matches!(v.as_str(), "posix" | "privileged") || v.is_empty() {
                     return Some(format!("`{a} {v}`: bash would skip BASH_ENV"));
@@ -332,14 +353,35 @@ pub fn bash_env_skipped(argv0: &[u8], args: &[Vec<u8>]) -> Option<String> {
         }
         for c in a.chars().skip(1) {
             match c {
-                'c' | 'a' | 'b' | 'e' | 'f' | 'h' | 'k' | 'm' | 't' | 'u' | 'v' | 'x' | 'B' | 'C' | 'H' | 'P' | 'T' | 'E' => {}
-                'l' => return Some(format!("`{a}`: a login shell reads /etc/profile and ~/.profile before BASH_ENV")),
-                'i' => return Some(format!("`{a}`: an interactive shell reads ~/.bashrc, not BASH_ENV")),
+                'c' | 'a' | 'b' | 'e' | 'f' | 'h' | 'k' | 'm' | 't' | 'u' | 'v' | 'x' | 'B' | 'C' | 'H'
+                | 'P' | 'T' | 'E' => {}
+                'l' => {
+                    return Some(format!(
+                        "`{a}`: a login shell reads /etc/profile and ~/.profile before BASH_ENV"
+                    ))
+                }
+                'i' => {
+                    return Some(format!(
+                        "`{a}`: an interactive shell reads ~/.bashrc, not BASH_ENV"
+                    ))
+                }
                 'p' => return Some(format!("`{a}`: a privileged shell does not read BASH_ENV")),
-                'r' => return Some(format!("`{a}`: a restricted shell; the spawn witness does not accept it")),
-                's' => return Some(format!("`{a}`: commands from standard input; the spawn witness does not accept it")),
+                'r' => {
+                    return Some(format!(
+                        "`{a}`: a restricted shell; the spawn witness does not accept it"
+                    ))
+                }
+                's' => {
+                    return Some(format!(
+                        "`{a}`: commands from standard input; the spawn witness does not accept it"
+                    ))
+                }
                 'n' => return Some(format!("`{a}`: noexec: bash would not run BASH_ENV either")),
-                other => return Some(format!("`{a}`: option `{other}` is not one the spawn witness accepts")),
+                other => {
+                    return Some(format!(
+                        "`{a}`: option `{other}` is not one the spawn witness accepts"
+                    ))
+                }
             }
         }
     }
@@ -353,14 +395,24 @@ pub fn bash_env_skipped(argv0: &[u8], args: &[Vec<u8>]) -> Option<String> {
 /// with [`WitnessError::Refused`] before anything starts, and the bash runs in the witness
 /// jail all the same.
 pub fn bash_env_witness(argv: &[Vec<u8>]) -> Result<Vec<u8>, WitnessError> {
-    if let Some(why) = bash_env_skipped(argv.first().map(Vec::as_slice).unwrap_or(b"bash"), argv.get(1..).unwrap_or(&[])) {
+    if let Some(why) = bash_env_skipped(
+        argv.first().map(Vec::as_slice).unwrap_or(b"bash"),
+        argv.get(1..).unwrap_or(&[]),
+    ) {
         return Err(WitnessError::Refused(format!(
             "the spawn witness does not start this argv: {why}; nothing was run"
         )));
     }
     let dir = tempfile::Builder::new().prefix("iec-bashenv-").tempdir()?;
     let env_file = dir.path().join("witness.bash");
-    let marker = format!("iec-bashenv-{:x}", std::process::id() as u64 ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0));
+    let marker = format!(
+        "iec-bashenv-{:x}",
+        std::process::id() as u64
+            ^ std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0)
+    );
     let mut f = std::fs::File::create(&env_file)?;
     writeln!(f, "builtin printf '{marker}%s' \"$BASH_EXECUTION_STRING\" >&3")?;
     writeln!(f, "builtin exit 0")?;
@@ -392,7 +444,9 @@ pub fn bash_env_witness(argv: &[Vec<u8>]) -> Result<Vec<u8>, WitnessError> {
     }
     got.strip_prefix(marker.as_bytes())
         .map(<[u8]>::to_vec)
-        .ok_or_else(|| WitnessError::Protocol("the BASH_ENV witness wrote no record: bash did not read BASH_ENV".into()))
+        .ok_or_else(|| {
+            WitnessError::Protocol("the BASH_ENV witness wrote no record: bash did not read BASH_ENV".into())
+        })
 }
 
 /// `'…'` quoting with `'\''` for embedded quotes.
@@ -456,9 +510,11 @@ mod tests {
             ("sh", v(&["-c", "x"])),
             ("-bash", v(&["-c", "x"])),
             ("python3", v(&["-c", "x"])),
-        ]
-        {
-            assert!(bash_env_skipped(argv0.as_bytes(), &args).is_some(), "{argv0} {args:?}");
+        ] {
+            assert!(
+                bash_env_skipped(argv0.as_bytes(), &args).is_some(),
+                "{argv0} {args:?}"
+            );
             match bash_env_witness(&[vec![argv0.as_bytes().to_vec()], args.clone()].concat()) {
                 Err(WitnessError::Refused(why)) => assert!(why.contains("nothing was run"), "{why}"),
                 other => panic!("{argv0} {args:?}: {other:?}"),
@@ -466,11 +522,22 @@ mod tests {
         }
         for (argv0, args) in [
             ("/bin/bash", v(&["-c", "echo 'a b'"])),
-            ("bash", v(&["--norc", "-e", "-o", "pipefail", "-O", "extglob", "-c", "x", "-l"])),
+            (
+                "bash",
+                v(&["--norc", "-e", "-o", "pipefail", "-O", "extglob", "-c", "x", "-l"]),
+            ),
         ] {
-            assert_eq!(bash_env_skipped(argv0.as_bytes(), &args), None, "{argv0} {args:?}");
+            assert_eq!(
+                bash_env_skipped(argv0.as_bytes(), &args),
+                None,
+                "{argv0} {args:?}"
+            );
         }
-        let argv = v(&["/bin/bash", "-c", "printf '%s' 'a != b'\n/usr/bin/touch /nonexistent"]);
+        let argv = v(&[
+            "/bin/bash",
+            "-c",
+            "printf '%s' 'a != b'\n/usr/bin/touch /nonexistent",
+        ]);
         assert_eq!(bash_env_witness(&argv).unwrap(), argv[2]);
     }
 

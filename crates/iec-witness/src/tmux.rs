@@ -650,7 +650,10 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
         (libc::getppid(), libc::getpgrp())
     };
     // The log lies in the witness's own directory (see `TmuxWitness::start`).
-    let witness_dir = Path::new(&args[2]).parent().map(Path::to_path_buf).unwrap_or_default();
+    let witness_dir = Path::new(&args[2])
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     // The watchdog: opened before the fork, so that neither id can be reused in between.
     let owner_p = Proc::new(owner);
     let server_p = Proc::new(server);
@@ -673,16 +676,32 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
     let rest: Vec<&OsStr> = args[5..].iter().map(OsString::as_os_str).collect();
     // It reads its rc file, its home and working directories, its program and libraries,
     // nothing else (not the log of texts next to them).
-    let home = env.iter().find(|(k, _)| *k == "HOME").map(|(_, v)| PathBuf::from(v));
+    let home = env
+        .iter()
+        .find(|(k, _)| *k == "HOME")
+        .map(|(_, v)| PathBuf::from(v));
     let cwd = std::env::current_dir().ok();
     let rc = PathBuf::from(&args[3]);
-    let mut readable: Vec<&std::path::Path> =
-        [home.as_deref(), cwd.as_deref(), Some(rc.as_path())].into_iter().flatten().collect();
+    let mut readable: Vec<&std::path::Path> = [home.as_deref(), cwd.as_deref(), Some(rc.as_path())]
+        .into_iter()
+        .flatten()
+        .collect();
     // Readline's keys as the harness's shell has them, and terminal descriptions.
-    for p in ["/etc/inputrc", "/usr/share/terminfo", "/lib/terminfo", "/etc/terminfo"] {
+    for p in [
+        "/etc/inputrc",
+        "/usr/share/terminfo",
+        "/lib/terminfo",
+        "/etc/terminfo",
+    ] {
         readable.push(std::path::Path::new(p));
     }
-    let e = crate::jail::exec_jailed(crate::jail::Kind::Expand, program.as_os_str(), &rest, &env, &readable);
+    let e = crate::jail::exec_jailed(
+        crate::jail::Kind::Expand,
+        program.as_os_str(),
+        &rest,
+        &env,
+        &readable,
+    );
     fail("cannot start the jailed shell", &e)
 }
 

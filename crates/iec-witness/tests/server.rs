@@ -140,10 +140,17 @@ fn server_runs_without_network_and_in_an_empty_directory() {
     let mut names: Vec<String> = names.iter().map(|n| n.to_string_lossy().into_owned()).collect();
     names.sort();
     assert_eq!(names.len(), 2, "only the request files: {names:?}");
-    assert!(names[0].starts_with("exp-") && names[1].starts_with("req-"), "{names:?}");
+    assert!(
+        names[0].starts_with("exp-") && names[1].starts_with("req-"),
+        "{names:?}"
+    );
     assert_eq!(
         s.functions().unwrap(),
-        vec!["__iec_f".to_string(), "__iec_guard".to_string(), "__iec_rec".to_string()]
+        vec![
+            "__iec_f".to_string(),
+            "__iec_guard".to_string(),
+            "__iec_rec".to_string()
+        ]
     );
     if iec_witness::isolated_network() {
         let pid = s.pid();
@@ -404,19 +411,52 @@ fn a_text_bash_abandons_does_not_parse() {
 #[test]
 fn gate_flags_every_real_break_out() {
     let joiners: &[&str] = &[
-        "", "\n", "\\\n", "\\\n\\\n", " ", "\t", ";", "&", "|", "(", ")", "<", ">", "\\\\\n", "'", "\"",
-        "#", "\n#\\\n", "\r", "\\", "\\ ", "$", "`", "{", "\\\n \\\n", "\\\r\n",
+        "",
+        "\n",
+        "\\\n",
+        "\\\n\\\n",
+        " ",
+        "\t",
+        ";",
+        "&",
+        "|",
+        "(",
+        ")",
+        "<",
+        ">",
+        "\\\\\n",
+        "'",
+        "\"",
+        "#",
+        "\n#\\\n",
+        "\r",
+        "\\",
+        "\\ ",
+        "$",
+        "`",
+        "{",
+        "\\\n \\\n",
+        "\\\r\n",
     ];
-    let heads: &[&str] = &["true\n", "true ", "true;", ": <<'}'\n", "cat <<E\n", "x=", "echo $(", ""];
+    let heads: &[&str] = &[
+        "true\n",
+        "true ",
+        "true;",
+        ": <<'}'\n",
+        "cat <<E\n",
+        "x=",
+        "echo $(",
+        "",
+    ];
     let mut real = 0usize;
     let mut checked = 0usize;
     let mut missed_before = 0usize;
     // The gate before issue 16: a `}` between delimiters, continuations not looked through.
     let old_gate = |t: &[u8]| {
         let d = |b: u8| b" \t\n;&|()<>".contains(&b);
-        t.iter().enumerate().any(|(i, &b)| {
-            b == b'}' && (i == 0 || d(t[i - 1])) && (i + 1 == t.len() || d(t[i + 1]))
-        })
+        t.iter()
+            .enumerate()
+            .any(|(i, &b)| b == b'}' && (i == 0 || d(t[i - 1])) && (i + 1 == t.len() || d(t[i + 1])))
     };
     let mut s = BashServer::start().unwrap();
     for head in heads {
@@ -441,7 +481,11 @@ fn gate_flags_every_real_break_out() {
                 }
                 // A text that ends its server both times: bash -n alone must reject it or the
                 // gate flag it.
-                let broke = broke.unwrap_or_else(|| iec_witness::spawn::bash_n(text.as_bytes(), false).unwrap().is_ok());
+                let broke = broke.unwrap_or_else(|| {
+                    iec_witness::spawn::bash_n(text.as_bytes(), false)
+                        .unwrap()
+                        .is_ok()
+                });
                 if broke {
                     real += 1;
                     if !old_gate(text.as_bytes()) {
@@ -459,6 +503,9 @@ fn gate_flags_every_real_break_out() {
         }
     }
     println!("{checked} texts, {real} real break-outs, all flagged; the old gate missed {missed_before}");
-    assert!(missed_before > 0, "the generator must include the break-outs the old gate missed");
+    assert!(
+        missed_before > 0,
+        "the generator must include the break-outs the old gate missed"
+    );
     assert!(real > 50, "the generator should produce real break-outs: {real}");
 }

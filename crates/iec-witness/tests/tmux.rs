@@ -623,7 +623,10 @@ fn editing_and_history_cannot_build_a_closing_brace() {
         // DEL is backward-delete-char: refused, so the typed `x` stays and no `}` stands alone.
         let mut w = TmuxWitness::start(&ty).unwrap();
         let t = w.type_text(&format!("true; x\x7f}}{tail}")).unwrap();
-        assert!(t.refused_keys.iter().any(|k| k == "backward-delete-char"), "{t:?}");
+        assert!(
+            t.refused_keys.iter().any(|k| k == "backward-delete-char"),
+            "{t:?}"
+        );
         assert!(!format!("{t:?}").contains("MARKER_7731"), "{t:?}");
         drop(w);
         // Red team, third round: ESC-\ (delete-horizontal-space) deleted the backslash of `\"`,
@@ -632,9 +635,19 @@ fn editing_and_history_cannot_build_a_closing_brace() {
         let mut w = TmuxWitness::start(&ty).unwrap();
         let text = format!("true; echo \x1b\\\"; echo \"; }}; {{ :; }} < {s}; : \"; echo \x1b\\\"");
         let t = w.type_text(&text).unwrap();
-        assert!(t.refused_keys.iter().any(|k| k == "delete-horizontal-space"), "{t:?}");
-        assert!(!t.screen.contains("Permission denied") && !t.screen.contains("MARKER_7731"), "{t:?}");
-        assert_ne!(t.ending, Ending::Stopped, "the DEBUG trap tripped: something ran: {t:?}");
+        assert!(
+            t.refused_keys.iter().any(|k| k == "delete-horizontal-space"),
+            "{t:?}"
+        );
+        assert!(
+            !t.screen.contains("Permission denied") && !t.screen.contains("MARKER_7731"),
+            "{t:?}"
+        );
+        assert_ne!(
+            t.ending,
+            Ending::Stopped,
+            "the DEBUG trap tripped: something ran: {t:?}"
+        );
         assert!(!w.reusable(), "a witness that refused a key is used again");
         drop(w);
         // History expansion is not performed by the witness: the line is read as typed.
@@ -642,7 +655,11 @@ fn editing_and_history_cannot_build_a_closing_brace() {
         let text = format!("true {{x; !#:1:s/{{x/}}/{tail}");
         let t = w.type_text(&text).unwrap();
         let want = format!("{text}{}", ty.suffix);
-        assert_eq!((t.ending, t.read.as_str()), (Ending::Complete, want.as_str()), "{t:?}");
+        assert_eq!(
+            (t.ending, t.read.as_str()),
+            (Ending::Complete, want.as_str()),
+            "{t:?}"
+        );
         assert!(t.refused_keys.is_empty() && w.reusable(), "{t:?}");
         assert!(!format!("{t:?}").contains("MARKER_7731"), "{t:?}");
         drop(w);

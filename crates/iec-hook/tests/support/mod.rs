@@ -41,7 +41,10 @@ pub fn hook_command(socket: &Path, mode: &str, args: &[&str]) -> Command {
 
 /// A private directory (0700) and a daemon socket path in it.
 pub fn private_dir() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::Builder::new().prefix("iec-hook-test-").tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("iec-hook-test-")
+        .tempdir()
+        .unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let socket = dir.path().join("d.sock");
     (dir, socket)
@@ -106,5 +109,11 @@ pub fn ask(socket: &Path, req: &Value) -> Value {
 /// The daemon's build id (from its answer to a request of another build).
 pub fn build(socket: &Path) -> String {
     let a = ask(socket, &json!({"build": "x"}));
-    a["error"].as_str().unwrap().rsplit(' ').next().unwrap().to_string()
+    a["error"]
+        .as_str()
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_string()
 }

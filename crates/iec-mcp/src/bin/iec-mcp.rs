@@ -13,9 +13,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let rt = match std::env::var("IEC_MCP_RUNTIME").as_deref() {
         Ok("block_on") => tokio::runtime::Runtime::new(),
-        Ok("current_thread") => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build(),
+        Ok("current_thread") => tokio::runtime::Builder::new_current_thread().enable_all().build(),
         _ => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
     };
     match rt.map(|rt| rt.block_on(iec_mcp::serve_stdio())) {

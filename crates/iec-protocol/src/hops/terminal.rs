@@ -201,7 +201,16 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
         let expanded: Vec<String> = got.into_iter().flatten().collect();
         if expanded.iter().zip(&lines).any(|(e, l)| e != l) {
             let received = expanded.join("\n");
-            run.diverge(Hop::Terminal, witness, receipt, Mechanism::ReExpansion, true, &designed, &received, "history expansion of `!` changes what the interactive shell runs".into());
+            run.diverge(
+                Hop::Terminal,
+                witness,
+                receipt,
+                Mechanism::ReExpansion,
+                true,
+                &designed,
+                &received,
+                "history expansion of `!` changes what the interactive shell runs".into(),
+            );
             return Ok(Flow::Stop);
         }
     }
