@@ -358,7 +358,7 @@ fn run(cli: Cli) -> Result<i32> {
             }
             let code = if verdicts.iter().all(|v| *v == Verdict::Corresponds) {
                 0
-            } else if verdicts.iter().any(|v| *v == Verdict::Diverges) {
+            } else if verdicts.contains(&Verdict::Diverges) {
                 1
             } else {
                 3

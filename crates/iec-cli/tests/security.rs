@@ -387,8 +387,8 @@ fn poisoned_daemon_still_repairs() {
     assert!(first.contains(repaired), "before any poison: {first}");
     let d = traps.dir.path().display();
     let poisons = [
-        format!("true\n}}\\\n;declare() {{ printf ':'; }}; __x() {{\ntrue"),
-        format!("true\n}}\\\n;printf() {{ :; }}; typeset() {{ :; }}; __x() {{\ntrue"),
+        "true\n}\\\n;declare() { printf ':'; }; __x() {\ntrue".to_string(),
+        "true\n}\\\n;printf() { :; }; typeset() { :; }; __x() {\ntrue".to_string(),
         format!("true\n}}\\\n;/usr/bin/touch {d}/p; __x() {{\ntrue"),
         "echo $((IFS=5)) 'q' x!y".to_string(),
         "echo $((POSIXLY_CORRECT=1)) $((FUNCNEST=1)) 'a' b!".to_string(),

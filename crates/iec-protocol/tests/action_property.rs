@@ -160,9 +160,9 @@ fn generate(rng: &mut Rng, index: usize) -> Text {
         let words = (0..1 + rng.below(4))
             .map(|_| {
                 if rng.chance(20) {
-                    Word::Dynamic(*rng.pick(DYNAMIC))
+                    Word::Dynamic(rng.pick::<&str>(DYNAMIC))
                 } else {
-                    Word::Static(*rng.pick(VALUES))
+                    Word::Static(rng.pick::<&str>(VALUES))
                 }
             })
             .collect();
@@ -289,7 +289,7 @@ fn action_comparison_equals_what_real_bash_does() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
-    let mut rng = Rng(0x1ec_17_5eed);
+    let mut rng = Rng(0x1_ec17_5eed);
     let batch = 2_000;
     let mut mismatches = vec![];
     let (mut same_count, mut compared) = (0, 0);

@@ -666,5 +666,5 @@ fn editing_and_history_cannot_build_a_closing_brace() {
         let p = settle(marker, 0, Duration::from_secs(3));
         assert!(p.is_empty(), "left processes: {p:?}");
     }
-    assert_eq!(left(canaries.path()), [secret.clone()]);
+    assert_eq!(left(canaries.path()), std::slice::from_ref(&secret));
 }

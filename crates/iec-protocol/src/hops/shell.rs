@@ -257,7 +257,7 @@ fn joined_argv(run: &mut Run<'_>, argv: &[String], joined: &str) -> Result<(), C
             Mechanism::QuoteConsumption,
             false,
             &intended_shown,
-            &joined,
+            joined,
             format!("sh cannot parse the joined argv: {message}"),
         );
         return Ok(());
