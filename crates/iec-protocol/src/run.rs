@@ -262,8 +262,13 @@ pub(crate) fn no_crash(p: Parse) -> Result<Parse, CheckError> {
     }
 }
 
-/// Texts that switch extglob on themselves are parsed with it on (bash applies `shopt` line by
-/// line; a function body is parsed at once).
+/// Texts that switch extglob on before anything else are parsed with it on (bash applies
+/// `shopt` line by line; a function body is parsed at once). Only a first command line that is
+/// exactly `shopt -s extglob` counts: the word in a comment, an argument or a command that may not
+/// run (`false && shopt -s extglob`) leaves bash's parser as `bash -n` has it, extglob off.
 pub(crate) fn wants_extglob(text: &str) -> bool {
-    text.contains("extglob")
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.trim_end_matches(';').trim_end() == "shopt -s extglob")
 }

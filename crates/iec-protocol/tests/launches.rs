@@ -563,3 +563,50 @@ fn an_open_quote_is_not_split_into_words() {
         }
     }
 }
+
+/// Red team, round 5: any `extglob` in the text (a comment, an `echo` argument) made the whole
+/// text parse with extglob on, so `echo @(a)` on a later line was "corresponds" though `bash -n`
+/// rejects it and bash stops there.
+#[test]
+fn the_word_extglob_alone_does_not_switch_extglob_on() {
+    let cat = Catalog::builtin();
+    for id in ["bash-c", "claude-code-2.1.72-linux", "codex-shell-linux"] {
+        let l = cat.get(id).unwrap();
+        for t in [
+            "echo shopt -s extglob\necho @(a)",
+            "# shopt -s extglob\necho @(a)",
+            "false && shopt -s extglob\necho @(a)",
+        ] {
+            let r = check(
+                l,
+                &call_for_text(l, t),
+                global(),
+                Options {
+                    full_witness: true,
+                    ..Options::default()
+                },
+            )
+            .unwrap();
+            assert_ne!(
+                r.verdict,
+                Verdict::Corresponds,
+                "{id} {t:?}: {}",
+                serde_json::to_string_pretty(&r).unwrap()
+            );
+        }
+        // A text that does switch it on first is read with it on, as bash reads it line by line.
+        let r = check(
+            l,
+            &call_for_text(l, "shopt -s extglob\necho @(a|b)"),
+            global(),
+            Options::default(),
+        )
+        .unwrap();
+        assert_ne!(
+            r.verdict,
+            Verdict::Unknown,
+            "{id}: {}",
+            serde_json::to_string_pretty(&r).unwrap()
+        );
+    }
+}
