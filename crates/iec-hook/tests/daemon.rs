@@ -7,12 +7,13 @@
 //! open (no output, a message on stderr) when the daemon does not answer.
 
 mod support;
+use support::{private_dir, wait_listening};
 
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -62,30 +63,6 @@ fn finish(c: Child) -> Out {
         code: o.status.code().expect("exit code"),
         stdout: String::from_utf8(o.stdout).unwrap(),
         stderr: String::from_utf8(o.stderr).unwrap(),
-    }
-}
-
-/// A private directory for one test's socket.
-fn private_dir() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::Builder::new()
-        .prefix("iec-hook-test-")
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let socket = dir.path().join("d.sock");
-    (dir, socket)
-}
-
-/// Waits until something accepts connections on `socket`.
-fn wait_listening(socket: &Path) {
-    let t = Instant::now();
-    while UnixStream::connect(socket).is_err() {
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "no daemon on {}",
-            socket.display()
-        );
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

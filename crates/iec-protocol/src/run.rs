@@ -120,6 +120,14 @@ impl Run<'_> {
         words: &str,
         posix_words: bool,
     ) -> Result<iec_witness::Expansion, CheckError> {
+        // The one place words reach an expansion witness: never words whose expansion runs
+        // code or reads files (the hops judge those from the text, see `action::runs_code`).
+        if let Some(code) = action::runs_code(words) {
+            return Err(WitnessError::Refused(format!(
+                "`{code}` runs code when expanded; no witness expands it (nothing was run)"
+            ))
+            .into());
+        }
         if !self.opts.full_witness && words.len() <= 8192 {
             if let Some(args) = plain::literal_words(words) {
                 self.shortcut.set(true);

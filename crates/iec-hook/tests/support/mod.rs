@@ -50,6 +50,19 @@ pub fn private_dir() -> (tempfile::TempDir, PathBuf) {
     (dir, socket)
 }
 
+/// Waits until something accepts connections on `socket`.
+pub fn wait_listening(socket: &Path) {
+    let t = Instant::now();
+    while UnixStream::connect(socket).is_err() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no daemon on {}",
+            socket.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// An `iec-hook --daemon` on `socket`, killed when dropped.
 pub struct Daemon(pub Child);
 
@@ -65,11 +78,7 @@ impl Daemon {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let t = Instant::now();
-        while UnixStream::connect(socket).is_err() {
-            assert!(t.elapsed() < Duration::from_secs(30), "no daemon");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_listening(socket);
         Daemon(child)
     }
 
