@@ -263,7 +263,8 @@ impl Reads {
             return None;
         }
         // SAFETY: a fresh descriptor of our own.
-        let ruleset = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
+        let low = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
+        let ruleset = above_child_descriptors(low)?;
         let mut rules = system_rules(program);
         for d in own {
             // (A file among them gets only the file rights below.)
@@ -308,6 +309,27 @@ impl Reads {
         }
         Some(Reads { ruleset })
     }
+}
+
+/// The lowest descriptor number a ruleset may have: the child's set-up writes onto 0–2 (its
+/// standard streams), 3 (a script handed to the shell) and 8–9 (the terminal witness's rc file
+/// and log) before it enters the jail, and would replace a ruleset that had one of those numbers
+/// (`landlock_restrict_self` then fails with EBADFD: CI saw it when descriptor 3 was free).
+pub(crate) const MIN_RULESET_FD: i32 = 16;
+
+/// `fd` moved to a number at or above [`MIN_RULESET_FD`] (close-on-exec).
+fn above_child_descriptors(fd: std::os::fd::OwnedFd) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    if fd.as_raw_fd() >= MIN_RULESET_FD {
+        return Some(fd);
+    }
+    // SAFETY: F_DUPFD_CLOEXEC on a descriptor we own returns a new one or -1.
+    let high = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, MIN_RULESET_FD) };
+    if high < 0 {
+        return None;
+    }
+    // SAFETY: the fresh duplicate is ours alone.
+    Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(high) })
 }
 
 /// The program, argv and environment of the jail's own exec, as C arrays.
@@ -966,6 +988,28 @@ mod tests {
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
+    }
+
+    /// CI: `cannot start /bin/bash: File descriptor in bad state` when the ruleset had number 3
+    /// and the child's set-up put the shell's script descriptor there before entering the jail.
+    #[test]
+    fn the_ruleset_descriptor_is_above_those_the_child_sets_up() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        for _ in 0..4 {
+            let jail = Jail::new(
+                Kind::Parse,
+                crate::bash_path().as_os_str(),
+                &[OsStr::new("-n")],
+                &[],
+                None,
+            )
+            .unwrap()
+            .expect("a filter for this architecture")
+            .reading(&[dir.path()]);
+            let fd = jail.reads.as_ref().expect("Landlock").ruleset.as_raw_fd();
+            assert!(fd >= super::MIN_RULESET_FD, "ruleset on descriptor {fd}");
+        }
     }
 
     const ACTIONS: &str = r#"r=0
