@@ -126,16 +126,36 @@ fn the_65th_daemon_connection_was_reset_not_answered_busy() {
     let _daemon = Daemon::start(&socket, &[]);
     let b = build(&socket);
     let max = iec_hook::daemon::MAX_CONNECTIONS;
-    // Hold every connection the daemon serves: each waits for its request line.
-    let held: Vec<UnixStream> = (0..max)
-        .map(|_| {
-            let mut s = UnixStream::connect(&socket).unwrap();
-            s.write_all(b"{").unwrap();
-            s
-        })
-        .collect();
-    // Let the daemon accept them all before the next one comes.
-    std::thread::sleep(Duration::from_millis(500));
+    // Hold every connection the daemon serves: each waits for its request line. The daemon may
+    // still count the connections that found it listening and asked its build (it drains each
+    // for up to 2 s): a held connection it answered `busy` for that reason is replaced, until
+    // all are silent for longer than that.
+    let hold = || {
+        let mut s = UnixStream::connect(&socket).unwrap();
+        s.write_all(b"{").unwrap();
+        s.set_nonblocking(true).unwrap();
+        s
+    };
+    let mut held: Vec<UnixStream> = (0..max).map(|_| hold()).collect();
+    let t = Instant::now();
+    let mut quiet_since = Instant::now();
+    while quiet_since.elapsed() < Duration::from_secs(3) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "held connections kept being answered"
+        );
+        for s in held.iter_mut() {
+            let mut b = [0u8; 64];
+            match std::io::Read::read(s, &mut b) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                _ => {
+                    *s = hold();
+                    quiet_since = Instant::now();
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let req = json!({"build": b, "launch": "claude-code-2.1.72-linux", "launch_files": [],
                      "tool_input": {"command": "printf '%s' 'a != b'"}});
     for _ in 0..3 {
