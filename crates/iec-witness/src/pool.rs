@@ -6,11 +6,16 @@ use crate::server::{BashServer, Expansion, Parse, ENDED_EARLY};
 use crate::spawn;
 use crate::WitnessError;
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock};
 
-/// Warm bash witnesses.
+/// Warm bash witnesses, at most [`BashPool::limit`] at once (idle or busy): a caller beyond it
+/// takes an idle server of another kind (ended and replaced) or waits for one to come back, so
+/// that no number of threads asking at once starts more bash processes than that.
 pub struct BashPool {
-    idle: Mutex<Vec<BashServer>>,
+    idle: Mutex<Servers>,
+    /// Signalled whenever a server comes back or ends.
+    returned: Condvar,
+    limit: usize,
     /// A cold pool starts a new bash for every question (the naive baseline of benchmarks).
     cold: bool,
     /// Verdicts of the separate `bash -n` / `dash -n` processes, by (shell, text). A syntax
@@ -28,6 +33,26 @@ enum Shell {
 }
 
 type SyntaxKey = (Shell, Vec<u8>);
+
+/// The servers of a pool: the idle ones, and how many are alive (idle or serving).
+#[derive(Default)]
+struct Servers {
+    idle: Vec<BashServer>,
+    live: usize,
+}
+
+/// The default bound on a pool's servers: four per CPU, at least 8, at most 64
+/// (`IEC_WITNESS_MAX_SERVERS` sets it, at least 1).
+pub fn default_limit() -> usize {
+    if let Some(n) = std::env::var("IEC_WITNESS_MAX_SERVERS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        return n.max(1);
+    }
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (4 * cpus).clamp(8, 64)
+}
 
 /// Bounds of the syntax memo: texts longer than this are not kept, and the memo is emptied
 /// when it holds this many entries (at most 64 MiB).
@@ -107,8 +132,15 @@ impl Default for BashPool {
 impl BashPool {
     /// An empty pool; servers start on first use.
     pub fn new() -> BashPool {
+        BashPool::with_limit(default_limit())
+    }
+
+    /// An empty pool of at most `limit` servers at once (at least 1).
+    pub fn with_limit(limit: usize) -> BashPool {
         BashPool {
-            idle: Mutex::new(Vec::new()),
+            idle: Mutex::new(Servers::default()),
+            returned: Condvar::new(),
+            limit: limit.max(1),
             cold: false,
             syntax: Mutex::new(HashMap::new()),
         }
@@ -117,10 +149,14 @@ impl BashPool {
     /// A pool that keeps nothing warm: every question starts (and ends) its own bash.
     pub fn cold() -> BashPool {
         BashPool {
-            idle: Mutex::new(Vec::new()),
             cold: true,
-            syntax: Mutex::new(HashMap::new()),
+            ..BashPool::new()
         }
+    }
+
+    /// The most servers this pool runs at once.
+    pub fn limit(&self) -> usize {
+        self.limit
     }
 
     /// `bash -n -c TEXT` in its own process (see [`spawn::bash_n`]), memoised unless the pool
@@ -178,24 +214,63 @@ impl BashPool {
         // request and talks to a server pinned to the same CPU.
         let pin = if self.cold { None } else { CpuPin::here() };
         let cpu = pin.as_ref().map(|p| p.cpu);
-        let server = {
-            let mut idle = self.idle.lock().unwrap();
-            let i = idle
-                .iter()
-                .rposition(|s| s.cpu() == cpu && s.for_parsing() == parse_only);
-            i.map(|i| idle.swap_remove(i))
+        let server = self.take(cpu, parse_only);
+        let started = match server {
+            Some(s) => Ok(s),
+            None if parse_only => BashServer::start_parse_only(cpu),
+            None => BashServer::start_on(cpu),
         };
-        let mut server = match server {
-            Some(s) => s,
-            None if parse_only => BashServer::start_parse_only(cpu)?,
-            None => BashServer::start_on(cpu)?,
+        let mut server = match started {
+            Ok(s) => s,
+            Err(e) => {
+                self.ended();
+                return Err(e);
+            }
         };
         let out = f(&mut server);
         drop(pin);
         if out.is_ok() && !self.cold && !server.worn_out() {
-            self.idle.lock().unwrap().push(server);
+            self.idle.lock().unwrap().idle.push(server);
+            self.returned.notify_one();
+        } else {
+            drop(server);
+            self.ended();
         }
         out
+    }
+
+    /// An idle server for `cpu` and the kind asked, or `None` with a place reserved for a new
+    /// one: beyond the limit an idle server of another kind is ended to make room, or the
+    /// caller waits for a server to come back.
+    fn take(&self, cpu: Option<usize>, parse_only: bool) -> Option<BashServer> {
+        let mut servers = self.idle.lock().unwrap();
+        loop {
+            if let Some(i) = servers
+                .idle
+                .iter()
+                .rposition(|s| s.cpu() == cpu && s.for_parsing() == parse_only)
+            {
+                return Some(servers.idle.swap_remove(i));
+            }
+            if servers.live < self.limit {
+                servers.live += 1;
+                return None;
+            }
+            if !servers.idle.is_empty() {
+                // Its place goes to the new server (`live` unchanged); it ends when dropped.
+                let other = servers.idle.remove(0);
+                drop(servers);
+                drop(other);
+                return None;
+            }
+            servers = self.returned.wait(servers).unwrap();
+        }
+    }
+
+    /// A server of this pool has ended (or never started): its place is free.
+    fn ended(&self) {
+        self.idle.lock().unwrap().live -= 1;
+        self.returned.notify_one();
     }
 
     /// Parses `text` with real bash without running it. Texts that could close the wrapping
