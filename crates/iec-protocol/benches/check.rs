@@ -7,7 +7,8 @@
 //! repeat the warm ones), for quick comparisons of two builds.
 
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, gen, Options};
+use iec_protocol::{call_for_text, check, Options};
+use iec_testkit::gen;
 use iec_witness::BashPool;
 use std::time::{Duration, Instant};
 

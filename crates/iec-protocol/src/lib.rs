@@ -9,7 +9,6 @@ the intended action is named, with its mechanism and whether the change will be 
 
 pub mod classify;
 mod dialect;
-pub mod gen;
 mod hops;
 pub mod plain;
 pub use hops::tool_input::SECOND_STATEMENT_BUDGET;

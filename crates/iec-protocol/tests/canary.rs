@@ -5,7 +5,8 @@
 //! (default 10000) × every launch.
 
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, gen, Options};
+use iec_protocol::{call_for_text, check, Options};
+use iec_testkit::gen;
 use iec_witness::global;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,7 +3,8 @@
 //! the `shortcut` note).
 
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, gen::Rng, plain::is_plain, Options};
+use iec_protocol::{call_for_text, check, plain::is_plain, Options};
+use iec_testkit::gen::Rng;
 use iec_witness::global;
 
 const WORDS: &[&str] = &[

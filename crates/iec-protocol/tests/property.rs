@@ -5,7 +5,8 @@
 
 use iec_core::Verdict;
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, gen, Options};
+use iec_protocol::{call_for_text, check, Options};
+use iec_testkit::gen;
 use iec_witness::{global, spawn};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

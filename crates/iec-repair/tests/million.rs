@@ -32,8 +32,9 @@
 
 use iec_core::{Call, Verdict};
 use iec_launches::{render, Catalog, InputShape, Launch};
-use iec_protocol::{call_for_text, check, gen, Options};
+use iec_protocol::{call_for_text, check, Options};
 use iec_repair::{repair, single_quoted, Outcome};
+use iec_testkit::gen;
 use iec_witness::global;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};

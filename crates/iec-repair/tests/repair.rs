@@ -4,8 +4,9 @@
 
 use iec_core::{Call, Verdict};
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, gen, Options};
+use iec_protocol::{call_for_text, check, Options};
 use iec_repair::{repair, Outcome};
+use iec_testkit::gen;
 use iec_witness::global;
 
 fn run_real(argv: &[&str]) -> Vec<u8> {

@@ -6,8 +6,9 @@
 
 use iec_core::{CheckReport, Verdict};
 use iec_launches::{Catalog, Launch};
-use iec_protocol::{call_for_text, check, gen, Options};
+use iec_protocol::{call_for_text, check, Options};
 use iec_repair::{repair, Outcome};
+use iec_testkit::gen;
 use iec_witness::global;
 use serde_json::Value;
 

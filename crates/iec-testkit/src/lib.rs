@@ -1,0 +1,4 @@
+//! Test support shared by the workspace's suites and benchmarks. A dev-dependency only: no
+//! product crate or binary links it.
+
+pub mod gen;
