@@ -472,3 +472,35 @@ fn files_named_by_a_text_are_not_read_into_reports() {
         }
     }
 }
+
+/// Red team round 6: the terminal witness's directory (its log holds every typed text) stayed
+/// in the temporary directory after 9 of 20 checks: the watchdog that removes it was killed by
+/// the hang-up of the pane's terminal first.
+#[test]
+fn terminal_witness_directories_outlived_the_check() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..12 {
+        let launch = ["tmux-send-keys", "openhands-tmux"][i % 2];
+        let o = Command::new(IEC)
+            .args(["check", "--launch", launch, "--command", "echo \"$x\""])
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // The watchdog removes the directory once the check has exited.
+    let t0 = Instant::now();
+    loop {
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

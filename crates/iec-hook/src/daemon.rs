@@ -517,12 +517,9 @@ fn answer_and_drain(stream: &UnixStream, answer: &[u8], wait: Duration, drain: u
 /// Answers one connection; a request that is malformed, too long or cut off gets an `error`
 /// (or nothing, when the client is gone) and never stops the daemon.
 fn handle(stream: UnixStream) {
-    let _ = stream.set_read_timeout(Some(ANSWER_TIMEOUT));
     let _ = stream.set_write_timeout(Some(ANSWER_TIMEOUT));
     let mut line = Vec::new();
-    let read = BufReader::new(&stream)
-        .take(MAX_REQUEST as u64 + 1)
-        .read_until(b'\n', &mut line);
+    let read = read_line_within(&stream, &mut line, MAX_REQUEST + 1, request_deadline());
     let too_large = line.len() > MAX_REQUEST;
     let answer = match read {
         Err(e) => json!({ "error": format!("cannot read the request: {e}") }),
@@ -545,6 +542,65 @@ fn handle(stream: UnixStream) {
         false => (Duration::from_secs(2), MAX_REQUEST),
     };
     answer_and_drain(&stream, out.as_bytes(), wait, drain);
+}
+
+/// How long a client may take to send its whole request line: [`ANSWER_TIMEOUT`], or
+/// `IEC_DAEMON_REQUEST_SECS`. A per-read timeout alone let a client that sends a byte every few
+/// seconds hold its connection (and with 64 of them every slot) for as long as it liked (red
+/// team round 6).
+fn request_deadline() -> Duration {
+    std::env::var("IEC_DAEMON_REQUEST_SECS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(ANSWER_TIMEOUT, Duration::from_secs_f64)
+        .min(ANSWER_TIMEOUT)
+}
+
+/// Reads into `line` up to and including the first newline, at most `max` bytes, within `within`
+/// of now in all; `TimedOut` past it.
+fn read_line_within(
+    stream: &UnixStream,
+    line: &mut Vec<u8>,
+    max: usize,
+    within: Duration,
+) -> std::io::Result<usize> {
+    let deadline = Instant::now() + within;
+    let mut buf = [0u8; 8192];
+    let mut r = stream;
+    while line.len() < max && line.last() != Some(&b'\n') {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no whole request line within {} s", within.as_secs_f64()),
+            ));
+        }
+        stream.set_read_timeout(Some(left))?;
+        let want = (max - line.len()).min(buf.len());
+        let n = match r.read(&mut buf[..want]) {
+            Ok(n) => n,
+            // (A read timed out: the deadline above says so.)
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::Interrupted
+                        | std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue
+            }
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            break;
+        }
+        // Up to the newline: what follows it is not part of the request.
+        let take = buf[..n].iter().position(|&b| b == b'\n').map_or(n, |i| i + 1);
+        line.extend_from_slice(&buf[..take]);
+    }
+    Ok(line.len())
 }
 
 fn request(line: &[u8]) -> Result<Reply, String> {

@@ -551,14 +551,24 @@ fn a_daemon_whose_executable_is_deleted_exits() {
     let (dir, socket) = private_dir();
     let copy = dir.path().join("iec-hook");
     std::fs::copy(BIN, &copy).unwrap();
-    let mut child = Command::new(&copy)
-        .arg("--daemon")
-        .env("IEC_DAEMON_SOCKET", &socket)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    // Another test thread forking while the copy was open for writing leaves that descriptor in
+    // its child until the child's exec: this exec then fails with ETXTBSY for a moment.
+    let t = Instant::now();
+    let mut child = loop {
+        match Command::new(&copy)
+            .arg("--daemon")
+            .env("IEC_DAEMON_SOCKET", &socket)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && t.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            r => break r.unwrap(),
+        }
+    };
     wait_listening(&socket);
     assert!(child.try_wait().unwrap().is_none());
     std::fs::remove_file(&copy).unwrap();

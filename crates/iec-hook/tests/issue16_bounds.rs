@@ -203,3 +203,35 @@ fn the_65th_daemon_connection_was_reset_not_answered_busy() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Red team round 6: the daemon's timeout was per read, so a client sending a byte every few
+/// seconds held its connection for as long as it went on (64 such clients: every request
+/// `busy`). The whole request line now has a deadline.
+#[test]
+fn a_client_trickling_one_byte_at_a_time_held_its_connection_forever() {
+    let (_dir, socket) = private_dir();
+    let _daemon = Daemon::start(&socket, &[("IEC_DAEMON_REQUEST_SECS", "1")]);
+    let mut s = UnixStream::connect(&socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let t0 = Instant::now();
+    let mut answer = Vec::new();
+    // A byte every 200 ms for up to 20 s, each well within any per-read timeout.
+    loop {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the daemon kept the connection open"
+        );
+        if s.write_all(b" ").is_err() {
+            break;
+        }
+        let mut b = [0u8; 256];
+        match std::io::Read::read(&mut s, &mut b) {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&b[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => break,
+        }
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.contains("no whole request line within 1 s"), "{answer:?}");
+}

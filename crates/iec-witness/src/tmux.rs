@@ -708,6 +708,23 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
 /// Waits until the owner or the tmux server ends, then kills the server and the pane's
 /// process group (itself included). Holds no file but the two pidfds.
 unsafe fn watchdog(owner: &Proc, server: &Proc, pgrp: i32, dir: &Path) -> ! {
+    // Killing the server hangs up the pane's terminal, and the kernel sends SIGHUP (and
+    // SIGCONT) to the pane's session: a watchdog still in it died before removing the
+    // directory (red team round 6: 9 of 20 checks left their `iec-tmux-*` with the log of
+    // typed texts). It leaves the session and ignores the terminal's signals.
+    libc::setsid();
+    for sig in [
+        libc::SIGHUP,
+        libc::SIGINT,
+        libc::SIGQUIT,
+        libc::SIGTERM,
+        libc::SIGPIPE,
+        libc::SIGTSTP,
+        libc::SIGTTIN,
+        libc::SIGTTOU,
+    ] {
+        libc::signal(sig, libc::SIG_IGN);
+    }
     let keep = [owner.fd, server.fd];
     for fd in 0..1024 {
         if !keep.contains(&fd) {
