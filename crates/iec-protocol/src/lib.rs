@@ -14,6 +14,7 @@ pub mod plain;
 pub use hops::tool_input::SECOND_STATEMENT_BUDGET;
 pub mod action;
 mod run;
+pub mod typeahead;
 mod windows;
 
 /// The PowerShell parsing the repair layer renders native calls with (tree-sitter-powershell
@@ -142,6 +143,11 @@ pub const WITNESS_PROTOCOL: &str = "witness-protocol";
 /// [`WitnessError::Limit`]): the text may be fine, the check cannot tell.
 pub const WITNESS_LIMIT: &str = "witness-limit";
 
+/// The `attribution` of an `unknown` report on a terminal launch where a command run before the
+/// last typed line may read the terminal, taking the later lines as its input (see
+/// [`typeahead`]). A repair delivers the text as one typed line.
+pub const TERMINAL_INPUT: &str = "terminal-input";
+
 /// The `attribution` of an `unknown` report whose text is longer than
 /// [`iec_core::MAX_TEXT`]: iec does not judge it.
 pub const TEXT_LIMIT: &str = "text-limit";
@@ -213,6 +219,7 @@ fn check_within_limits(
         fd: None,
         parsed: Default::default(),
         shortcut: Default::default(),
+        undecided: None,
     };
     let mut report = unknown_report(launch, call);
 
@@ -273,6 +280,10 @@ fn check_within_limits(
 pub(crate) fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {
     report.verdict = if run.fd.is_some() {
         Verdict::Diverges
+    } else if let Some((attribution, reason)) = &run.undecided {
+        report.attribution = Some((*attribution).into());
+        report.reason = Some(reason.clone());
+        Verdict::Unknown
     } else {
         Verdict::Corresponds
     };

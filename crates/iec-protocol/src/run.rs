@@ -17,6 +17,9 @@ pub(crate) struct Run<'a> {
     pub(crate) parsed: std::cell::RefCell<Vec<(String, Parse)>>,
     /// Set when a plain-text shortcut stood in for a witness.
     pub(crate) shortcut: std::cell::Cell<bool>,
+    /// Set by a hop that cannot tell whether the call runs as written: the verdict is `unknown`
+    /// with this attribution and reason.
+    pub(crate) undecided: Option<(&'static str, String)>,
 }
 
 impl Run<'_> {

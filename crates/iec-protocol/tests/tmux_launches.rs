@@ -183,3 +183,135 @@ fn long_lines_arrive_whole_every_time() {
         }
     }
 }
+
+/// Whether the second typed line of `text` runs as a command in a real interactive bash in
+/// tmux, typed as Terminal-Bench types it (`send-keys TEXT '; tmux wait -S done' Enter`): a
+/// marker command typed after it shows when the shell has read everything.
+fn real_tmux_runs_line_2(text: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("sock");
+    let tmux = |args: &[&str]| -> String {
+        let o = std::process::Command::new(iec_witness::tmux::tmux_path())
+            .arg("-S")
+            .arg(&sock)
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    tmux(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "w",
+        "-x",
+        "160",
+        "-y",
+        "40",
+        "bash --norc --noprofile -o ignoreeof",
+    ]);
+    let wait_for = |name: &str| {
+        let t0 = std::time::Instant::now();
+        while !dir.path().join(name).exists() {
+            if t0.elapsed() > std::time::Duration::from_secs(20) {
+                let screen = tmux(&["capture-pane", "-p", "-t", "w"]);
+                panic!("{text:?}: {name} never appeared; the pane shows:\n{screen}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    tmux(&["send-keys", "-t", "w", "-l", "touch READY"]);
+    tmux(&["send-keys", "-t", "w", "Enter"]);
+    wait_for("READY");
+    tmux(&["send-keys", "-t", "w", text, "; true", "Enter"]);
+    // A program the first line left reading the terminal gets an end of input (typed while it
+    // reads, so that its line discipline takes it as one), then the marker, again until the
+    // shell runs it (a `read` takes a marker typed too early as its line).
+    let settled = dir.path().join("SETTLED");
+    for _ in 0..20 {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        if tmux(&["display-message", "-p", "-t", "w", "#{pane_current_command}"]) != "bash" {
+            tmux(&["send-keys", "-t", "w", "C-d"]);
+        }
+        tmux(&["send-keys", "-t", "w", "-l", "touch SETTLED"]);
+        tmux(&["send-keys", "-t", "w", "Enter"]);
+        let t0 = std::time::Instant::now();
+        while !settled.exists() && t0.elapsed() < std::time::Duration::from_secs(1) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if settled.exists() {
+            break;
+        }
+    }
+    wait_for("SETTLED");
+    let ran = dir.path().join("LINE2").exists();
+    tmux(&["kill-server"]);
+    ran
+}
+
+/// Red team round 6: `head -n1⏎touch F` was "corresponds" on tmux-send-keys, but the real
+/// interactive shell runs `head` first, and `head` reads the second typed line as its input.
+#[test]
+fn typed_lines_read_by_an_earlier_command_were_corresponds() {
+    if skip() {
+        return;
+    }
+    // (text, what the check says on tmux-send-keys)
+    let cases = [
+        ("head -n1\ntouch LINE2", "diverges"),
+        ("read -r x\ntouch LINE2", "diverges"),
+        ("cat\ntouch LINE2", "diverges"),
+        ("cd .\ntouch LINE2", "corresponds"),
+        ("echo 'a b' > f\ntouch LINE2", "corresponds"),
+        ("cat > f <<'EOF'\nhead\nEOF\ntouch LINE2", "corresponds"),
+        (
+            "while read -r l; do echo \"$l\"; done < /dev/null\ntouch LINE2",
+            "corresponds",
+        ),
+        ("echo x | head -n1\ntouch LINE2", "corresponds"),
+    ];
+    for (text, want) in cases {
+        let real = real_tmux_runs_line_2(text);
+        // The verdict agrees with the real shell: line 2 runs exactly when it corresponds.
+        assert_eq!(real, want == "corresponds", "real tmux on {text:?}");
+        let got = verdict("tmux-send-keys", text);
+        assert_eq!(
+            got.split(':').next().unwrap(),
+            if want == "corresponds" {
+                "corresponds"
+            } else {
+                "terminal"
+            },
+            "{text:?}: {got}"
+        );
+    }
+    // A program the table does not know: unknown, and a repair delivers one typed line.
+    let cat = Catalog::builtin();
+    let l = cat.get("tmux-send-keys").unwrap();
+    let r = check(
+        l,
+        &call_for_text(l, "make\ntouch LINE2"),
+        global(),
+        Options::default(),
+    )
+    .unwrap();
+    assert_eq!(serde_json::to_value(&r).unwrap()["verdict"], "unknown");
+    assert_eq!(r.attribution.as_deref(), Some(iec_protocol::TERMINAL_INPUT));
+    assert!(
+        r.reason
+            .as_deref()
+            .unwrap()
+            .contains("`make` may read the terminal"),
+        "{:?}",
+        r.reason
+    );
+}

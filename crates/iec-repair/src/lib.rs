@@ -123,6 +123,30 @@ fn refuse(hop: &str, reason: impl Into<String>) -> Outcome {
     }
 }
 
+/// The hop an `unknown` report stopped at, as a divergence there (for renderings that avoid
+/// the question the hop could not answer).
+fn undecided_at(report: &iec_core::CheckReport) -> iec_core::FirstDivergence {
+    let (i, hop) = report
+        .hops
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, h)| h.corresponds.is_none())
+        .expect("an undecided report names its hop");
+    iec_core::FirstDivergence {
+        hop: i,
+        hop_name: hop.name.clone(),
+        kind: hop.kind,
+        mechanism: iec_core::Mechanism::Other,
+        silent: true,
+        intended: String::new(),
+        received: String::new(),
+        diff: String::new(),
+        detail: report.reason.clone().unwrap_or_default(),
+        action: None,
+    }
+}
+
 /// Errors of the repair machinery (not refusals).
 pub type Error = CheckError;
 
@@ -164,6 +188,9 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
                 ),
             ));
         }
+        // A command typed before the last line may read the terminal: delivered as one typed
+        // line, the question does not arise (verified below like any rendering).
+        Verdict::Unknown if report.attribution.as_deref() == Some(iec_protocol::TERMINAL_INPUT) => {}
         Verdict::Unknown => {
             // A hop the check cannot judge (a PowerShell variable's value, `--%` with `%NAME%`):
             // refused by the hop that could not be judged, not blamed on the text.
@@ -185,9 +212,11 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         }
         Verdict::Diverges => {}
     }
+    let undecided = report.first_divergence.is_none().then(|| undecided_at(&report));
     let fd = report
         .first_divergence
         .as_ref()
+        .or(undecided.as_ref())
         .expect("diverges has a first divergence");
     let hop = fd.hop_name.clone();
     if launch.input == InputShape::Argv {

@@ -6,11 +6,13 @@
 
 use super::{Flow, State};
 use crate::run::Run;
+use crate::typeahead::Stdin;
 use crate::{classify, plain, CheckError};
 use iec_core::{Hop, Mechanism, WitnessKind};
 use iec_launches::Terminal;
 use iec_witness::gate;
 use iec_witness::tmux::{self as tw, Ending, Typist};
+use iec_witness::Parse;
 use serde_json::json;
 
 fn typist(t: &Terminal) -> Typist {
@@ -258,9 +260,103 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
         run.diverge(Hop::Terminal, witness, receipt, m, true, &designed, &typed.read, "the interactive shell read another command than the harness typed (readline editing or completion of control characters and tabs, history expansion of `!`, tmux key names)".into());
         return Ok(Flow::Stop);
     }
+    // Lines typed after a command that reads the terminal are its input, not commands.
+    if let Some((certain, why, line)) = typed_ahead(run, &typed.read)? {
+        let detail = format!("typed line {line} runs before the lines after it are read, and {why} reads the terminal: the lines typed after it are its input, not commands (and the harness's completion marker with them)");
+        if certain {
+            run.diverge(
+                Hop::Terminal,
+                witness,
+                receipt,
+                Mechanism::Other,
+                true,
+                &designed,
+                &typed.read,
+                detail,
+            );
+        } else {
+            run.push(Hop::Terminal, witness, None, receipt, Some(detail.clone()));
+            run.undecided = Some((
+                crate::TERMINAL_INPUT,
+                detail.replace(" reads the terminal:", " may read the terminal: then"),
+            ));
+        }
+        return Ok(Flow::Stop);
+    }
     run.push(Hop::Terminal, witness, Some(true), receipt, None);
     st.terminal.typed = Some(typed);
     Ok(Flow::Next)
+}
+
+/// At most this many line breaks are tried, from the last, as the end of the commands run
+/// before the last typed line; a text with more is judged from its last this many.
+const TYPEAHEAD_LINES: usize = 256;
+
+/// Whether a command run before the last typed line reads (`true`) or may read (`false`) the
+/// terminal: the reason and the typed line it is on (1-based).
+fn typed_ahead(run: &mut Run<'_>, read: &str) -> Result<Option<(bool, String, usize)>, CheckError> {
+    let body = read.trim_end_matches('\n');
+    // The longest prefix ending at a line break that is complete commands: the shell runs all
+    // of them before it reads the rest.
+    let mut prefix = None;
+    for (n, _) in body
+        .match_indices('\n')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .take(TYPEAHEAD_LINES)
+    {
+        if !matches!(run.validate(&body[..n])?, Parse::Error { .. }) {
+            prefix = Some(&body[..n]);
+            break;
+        }
+    }
+    let Some(prefix) = prefix else {
+        return Ok(None);
+    };
+    let canonical = match run.parse(prefix)? {
+        Parse::Ok { canonical } => canonical,
+        _ => return Ok(None),
+    };
+    let Some(tokens) = crate::action::action(&crate::typeahead::without_heredocs(&canonical)) else {
+        return Ok(Some((false, "a command this check cannot read".into(), 1)));
+    };
+    let found = crate::typeahead::readers(&tokens);
+    // The line of the first reader: the first typed line whose prefix holds a reader.
+    let Some(first) = found.first() else {
+        return Ok(None);
+    };
+    let certain = found.iter().any(|r| matches!(r, Stdin::Reads(_)));
+    let shown = found
+        .iter()
+        .find(|r| matches!(r, Stdin::Reads(_)) == certain)
+        .unwrap_or(first);
+    let why = match shown {
+        Stdin::Reads(w) | Stdin::Maybe(w) => w.clone(),
+    };
+    let line = line_of(run, prefix)?;
+    Ok(Some((certain, why, line)))
+}
+
+/// The first typed line whose commands (with those before it) include one that reads the
+/// terminal, by the same reading as [`typed_ahead`] on growing prefixes.
+fn line_of(run: &mut Run<'_>, prefix: &str) -> Result<usize, CheckError> {
+    for (k, (n, _)) in prefix
+        .match_indices('\n')
+        .chain([(prefix.len(), "")])
+        .enumerate()
+        .take(TYPEAHEAD_LINES)
+    {
+        let p = &prefix[..n];
+        if let Parse::Ok { canonical } = run.parse(p)? {
+            if let Some(t) = crate::action::action(&crate::typeahead::without_heredocs(&canonical)) {
+                if !crate::typeahead::readers(&t).is_empty() {
+                    return Ok(k + 1);
+                }
+            }
+        }
+    }
+    Ok(1)
 }
 
 /// The shell hop of a terminal launch: the interactive bash parsed what it read (the witness

@@ -1,0 +1,359 @@
+//! Typed lines read as input. A terminal launch types the whole text into an interactive shell
+//! at once; the shell reads one complete command, runs it, and only then reads the next line.
+//! A command that reads its standard input (the terminal) while it runs takes the lines typed
+//! after it as its input: they never run as commands (red team round 6: `head -n1⏎touch F` on
+//! `tmux-send-keys` printed `touch F; tmux wait -S done`, and the harness waited forever).
+//!
+//! [`readers`] reads the commands of the lines run before the last one (bash's canonical form,
+//! read by [`crate::action`]) and says, for each simple command whose standard input is the
+//! terminal (no `<`-redirection of fd 0, not behind a `|`), whether it reads it: `Reads` for
+//! commands that always do (`read`, `cat` with no file, …), `Maybe` for programs this table
+//! does not know, nothing for commands that never read it (most builtins, file utilities).
+
+use crate::action::{Seg, Token};
+
+/// What a command does with a standard input that is the terminal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stdin {
+    /// It reads it: the typed lines after it are its input.
+    Reads(String),
+    /// It may read it (a program this table does not know, a command substitution).
+    Maybe(String),
+}
+
+/// Builtins and programs that never read their standard input (whatever their operands).
+const NEVER: &[&str] = &[
+    // bash builtins (bash manual §4.1, §4.2) but `read`, `mapfile`/`readarray`, `source`/`.`,
+    // `eval`, `exec`, `command`, `builtin`, `coproc` and `fc` (which run or read something).
+    ":", "true", "false", "echo", "printf", "cd", "pwd", "pushd", "popd", "dirs", "export", "unset", "set",
+    "shopt", "alias", "unalias", "declare", "typeset", "local", "readonly", "type", "hash", "umask", "let",
+    "shift", "exit", "return", "break", "continue", "test", "[", "times", "trap", "wait", "jobs", "help",
+    "history", "enable", "logout", "disown", "suspend", "ulimit", "getopts", "compgen", "complete",
+    "compopt", "bind", "caller",
+    // file utilities that take their input from operands, never from stdin (GNU coreutils).
+    "ls", "mkdir", "rmdir", "rm", "cp", "mv", "ln", "touch", "chmod", "chown", "chgrp", "stat", "du", "df",
+    "basename", "dirname", "realpath", "readlink", "date", "sleep", "whoami", "id", "uname", "hostname",
+    "which", "mktemp", "truncate", "sync", "nproc", "seq", "yes", "printenv", "tty", "groups",
+];
+
+/// Filters: they read stdin when no file operand is given; `operands_before_files` is how many
+/// leading operands are not files (grep's pattern, sed's and awk's script).
+const FILTERS: &[(&str, usize)] = &[
+    ("cat", 0),
+    ("head", 0),
+    ("tail", 0),
+    ("sort", 0),
+    ("uniq", 0),
+    ("wc", 0),
+    ("cut", 0),
+    ("nl", 0),
+    ("tac", 0),
+    ("od", 0),
+    ("base64", 0),
+    ("md5sum", 0),
+    ("sha256sum", 0),
+    ("grep", 1),
+    ("sed", 1),
+    ("awk", 1),
+];
+
+/// Always read stdin (the terminal), whatever their operands.
+const ALWAYS: &[&str] = &["read", "mapfile", "readarray", "tr", "tee", "xargs"];
+
+/// The commands among `tokens` that read, or may read, the terminal. A compound command whose
+/// standard input is redirected (`done < file`) or a pipe (`… | while read`) takes its inner
+/// commands' reads off the terminal.
+pub fn readers(tokens: &[Token]) -> Vec<Stdin> {
+    let mut out = vec![];
+    // For each open compound: how many readers were found before it, and whether it is piped.
+    let mut open: Vec<(usize, bool)> = vec![];
+    let mut i = 0;
+    let mut piped = false;
+    while i < tokens.len() {
+        let closes = match &tokens[i] {
+            Token::Reserved(w) if OPENERS.contains(&w.as_str()) => {
+                open.push((out.len(), piped));
+                false
+            }
+            Token::Op(op) if op == "(" => {
+                open.push((out.len(), piped));
+                false
+            }
+            Token::Reserved(w) => CLOSERS.contains(&w.as_str()),
+            Token::Op(op) => op == ")",
+            _ => {
+                // One simple command: assignments, words and redirections up to an operator or
+                // reserved word.
+                let start = i;
+                while i < tokens.len()
+                    && !matches!(tokens[i], Token::Op(_) | Token::Reserved(_) | Token::Raw(_))
+                {
+                    i += 1;
+                }
+                if let Some(r) = simple(&tokens[start..i], piped) {
+                    out.push(r);
+                }
+                piped = false;
+                continue;
+            }
+        };
+        if closes {
+            if let Some((before, was_piped)) = open.pop() {
+                let redirected = matches!(tokens.get(i + 1), Some(Token::Redirect(r)) if r.starts_with("0<"));
+                if was_piped || redirected {
+                    out.truncate(before);
+                }
+            }
+        }
+        piped = matches!(&tokens[i], Token::Op(op) if op == "|" || op == "|&");
+        i += 1;
+    }
+    out
+}
+
+const OPENERS: &[&str] = &["if", "while", "until", "for", "select", "case", "{"];
+const CLOSERS: &[&str] = &["fi", "done", "esac", "}"];
+
+/// Whether one simple command reads the terminal (`piped`: its stdin is a pipe).
+fn simple(cmd: &[Token], piped: bool) -> Option<Stdin> {
+    let mut words: Vec<&[Seg]> = vec![];
+    let mut stdin_redirected = piped;
+    let mut k = 0;
+    while k < cmd.len() {
+        match &cmd[k] {
+            Token::Redirect(r) => {
+                if r.starts_with("0<") {
+                    stdin_redirected = true;
+                }
+                // The redirection's target word is not an operand.
+                k += 2;
+                continue;
+            }
+            Token::Word(w) => words.push(w),
+            Token::Assign(_, v) => {
+                if let Some(s) = code_running(v) {
+                    return Some(Stdin::Maybe(s));
+                }
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    for w in &words {
+        if let Some(s) = code_running(w) {
+            return Some(Stdin::Maybe(s));
+        }
+    }
+    if stdin_redirected {
+        return None;
+    }
+    let Some(name) = words.first().and_then(|w| literal(w)) else {
+        return words
+            .first()
+            .map(|_| Stdin::Maybe("a command whose name is known only when it runs".into()));
+    };
+    let operands: Vec<&[Seg]> = words[1..]
+        .iter()
+        .copied()
+        .filter(|w| literal(w).is_none_or(|s| !s.starts_with('-') || s == "-"))
+        .collect();
+    if NEVER.contains(&name.as_str()) {
+        return None;
+    }
+    if ALWAYS.contains(&name.as_str()) {
+        if (name == "read" || name == "mapfile" || name == "readarray")
+            && words[1..]
+                .iter()
+                .any(|w| literal(w).is_some_and(|s| s.starts_with("-u")))
+        {
+            return Some(Stdin::Maybe(format!("`{name} -u`")));
+        }
+        return Some(Stdin::Reads(format!("`{name}`")));
+    }
+    if let Some(&(_, skip)) = FILTERS.iter().find(|(n, _)| *n == name) {
+        let files: Vec<&&[Seg]> = operands.iter().skip(skip).collect();
+        let option_args = words[1..]
+            .iter()
+            .filter(|w| literal(w).is_some_and(|s| s.starts_with('-') && s != "-"))
+            .count();
+        // Options with their own arguments (`head -n 1`, `grep -e P`) make the operand count
+        // uncertain: without a file operand it reads, with one it is judged unsure.
+        if files.is_empty() {
+            return Some(Stdin::Reads(format!("`{name}` without a file operand")));
+        }
+        if files.iter().any(|w| literal(w).as_deref() == Some("-")) {
+            return Some(Stdin::Reads(format!("`{name} -`")));
+        }
+        if option_args > 0 {
+            return Some(Stdin::Maybe(format!(
+                "`{name}` with options that may take an operand"
+            )));
+        }
+        return None;
+    }
+    Some(Stdin::Maybe(format!("`{name}`")))
+}
+
+/// A word's value when it is all literal.
+fn literal(w: &[Seg]) -> Option<String> {
+    let mut s = String::new();
+    for seg in w {
+        match seg {
+            Seg::Lit(l) => s.push_str(l),
+            Seg::Dyn(..) => return None,
+        }
+    }
+    Some(s)
+}
+
+/// A command substitution (or process substitution) in a word: it runs a command whose
+/// standard input is the terminal too.
+fn code_running(w: &[Seg]) -> Option<String> {
+    w.iter().find_map(|s| match s {
+        Seg::Dyn(d, _)
+            if d.starts_with("$(") && !d.starts_with("$((") || d.starts_with('`') || d.starts_with("<(") =>
+        {
+            Some(format!("the command substitution `{d}`"))
+        }
+        _ => None,
+    })
+}
+
+/// Bash's canonical form with each here-document made a plain input redirection (`0< HEREDOC`)
+/// and its body removed: what [`crate::action`] reads, for this question only (a here-document
+/// gives its command a standard input that is not the terminal).
+pub fn without_heredocs(canonical: &str) -> String {
+    let mut out = String::new();
+    let mut pending: Vec<(String, bool)> = vec![];
+    for line in canonical.split_inclusive('\n') {
+        if let Some((delim, tabs)) = pending.first() {
+            let body = line.trim_end_matches('\n');
+            let body = if *tabs {
+                body.trim_start_matches('\t')
+            } else {
+                body
+            };
+            if body == delim {
+                pending.remove(0);
+            }
+            continue;
+        }
+        let b = line.as_bytes();
+        let mut i = 0;
+        let mut quote: Option<u8> = None;
+        while i < b.len() {
+            let c = b[i];
+            match quote {
+                Some(q) => {
+                    if c == b'\\' && q == b'"' {
+                        out.push(c as char);
+                        i += 1;
+                    } else if c == q {
+                        quote = None;
+                    }
+                }
+                None if c == b'\'' || c == b'"' => quote = Some(c),
+                None if c == b'\\' => {
+                    out.push(c as char);
+                    i += 1;
+                }
+                None if b[i..].starts_with(b"<<") && !b[i..].starts_with(b"<<<") => {
+                    let mut j = i + 2;
+                    let tabs = b.get(j) == Some(&b'-');
+                    j += usize::from(tabs);
+                    while b.get(j) == Some(&b' ') {
+                        j += 1;
+                    }
+                    let start = j;
+                    let mut delim = String::new();
+                    while j < b.len() && !b" \t\n;|&<>()".contains(&b[j]) {
+                        match b[j] {
+                            q @ (b'\'' | b'"') => {
+                                let close = b[j + 1..]
+                                    .iter()
+                                    .position(|&x| x == q)
+                                    .map_or(b.len(), |p| j + 1 + p);
+                                delim.push_str(&line[j + 1..close.min(line.len())]);
+                                j = close + 1;
+                            }
+                            b'\\' => {
+                                if let Some(&n) = b.get(j + 1) {
+                                    delim.push(n as char);
+                                }
+                                j += 2;
+                            }
+                            _ => {
+                                let ch = line[j..].chars().next().unwrap();
+                                delim.push(ch);
+                                j += ch.len_utf8();
+                            }
+                        }
+                    }
+                    if j == start {
+                        out.push_str(&line[i..]);
+                        break;
+                    }
+                    pending.push((delim, tabs));
+                    out.push_str("< HEREDOC");
+                    i = j.min(b.len());
+                    continue;
+                }
+                None => {}
+            }
+            // Whole characters (the line is UTF-8).
+            let ch = line[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judge(canonical: &str) -> Vec<Stdin> {
+        readers(&crate::action::action(&without_heredocs(canonical)).expect("readable"))
+    }
+
+    #[test]
+    fn readers_of_the_terminal() {
+        assert_eq!(
+            judge("head -n1"),
+            [Stdin::Reads("`head` without a file operand".into())]
+        );
+        assert_eq!(judge("read -r x"), [Stdin::Reads("`read`".into())]);
+        assert_eq!(
+            judge("cat"),
+            [Stdin::Reads("`cat` without a file operand".into())]
+        );
+        assert_eq!(
+            judge("grep x"),
+            [Stdin::Reads("`grep` without a file operand".into())]
+        );
+        assert_eq!(judge("make"), [Stdin::Maybe("`make`".into())]);
+        assert_eq!(
+            judge("echo $(cat)"),
+            [Stdin::Maybe("the command substitution `$(cat)`".into())]
+        );
+    }
+
+    #[test]
+    fn commands_whose_input_is_not_the_terminal() {
+        for c in [
+            "cd /tmp; ls -la",
+            "cat file.txt",
+            "grep x file",
+            "head < f",
+            "echo a | head -n1",
+            "while read l; do\n    echo $l;\ndone < f",
+            "cat f | while read l; do\n    echo $l;\ndone",
+            "cat > f <<'EOF'\nhead\nEOF\n",
+            "cat <<-EOF > f\n\tx $y\n\tEOF\n",
+            "mkdir -p a && touch a/b",
+        ] {
+            assert_eq!(judge(c), [], "{c}");
+        }
+    }
+}
