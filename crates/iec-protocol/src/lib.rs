@@ -15,6 +15,7 @@ pub mod plain;
 pub use hops::tool_input::SECOND_STATEMENT_BUDGET;
 pub mod action;
 mod run;
+pub mod substitution;
 mod windows;
 
 /// The PowerShell parsing the repair layer renders native calls with (tree-sitter-powershell
@@ -172,6 +173,7 @@ fn empty_report(launch: &Launch) -> CheckReport {
         reason: None,
         attribution: None,
         shortcut: None,
+        substitutions: vec![],
     }
 }
 
@@ -214,6 +216,8 @@ fn check_within_limits(
         fd: None,
         parsed: Default::default(),
         shortcut: Default::default(),
+        substitutions: Vec::new(),
+        unknown: None,
     };
     let mut report = unknown_report(launch, call);
 
@@ -274,9 +278,13 @@ fn check_within_limits(
 pub(crate) fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {
     report.verdict = if run.fd.is_some() {
         Verdict::Diverges
+    } else if let Some(why) = &run.unknown {
+        report.reason = Some(why.clone());
+        Verdict::Unknown
     } else {
         Verdict::Corresponds
     };
+    report.substitutions = run.substitutions;
     report.first_divergence = run.fd;
     report.hops = run.hops;
     if run.shortcut.get() {

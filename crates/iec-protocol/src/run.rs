@@ -17,6 +17,11 @@ pub(crate) struct Run<'a> {
     pub(crate) parsed: std::cell::RefCell<Vec<(String, Parse)>>,
     /// Set when a plain-text shortcut stood in for a witness.
     pub(crate) shortcut: std::cell::Cell<bool>,
+    /// Commands whose program the harness replaces (the program hop).
+    pub(crate) substitutions: Vec<iec_core::Substitution>,
+    /// Why the call's action cannot be told although no hop diverged (a substituted program
+    /// whose options are in no row of its table).
+    pub(crate) unknown: Option<String>,
 }
 
 impl Run<'_> {

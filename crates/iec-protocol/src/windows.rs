@@ -37,6 +37,8 @@ pub(crate) fn check(
         fd: None,
         parsed: Default::default(),
         shortcut: Default::default(),
+        substitutions: Vec::new(),
+        unknown: None,
     };
     let mut report = crate::unknown_report(launch, call);
     let text = match (launch.input, launch.command_of(&call.input)) {
