@@ -60,6 +60,40 @@ pub enum CheckError {
     TooLong(#[from] iec_core::limits::TooLong),
 }
 
+/// How a hop decides whether its receiver got the intended action. No hop compares the bytes
+/// of two texts: where two texts reach a parser, they correspond when it would perform the same
+/// action (see [`action`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Comparison {
+    /// The value serde_json decodes from the tool's arguments (the harness's own decoder), and
+    /// the harness's validation of it.
+    DecodedValue,
+    /// The action bash's own parse of both texts denotes (`declare -f` forms read as
+    /// [`action::action`]), with the harness's stdin contract (`< /dev/null`) neutral.
+    Action,
+    /// The argv the receiver gets (execve's, observed by a witness; a Windows program's
+    /// command-line parser's), element by element: there is no parser between them.
+    Argv,
+    /// What the substitute program does for the call's options and operands, by the rows of the
+    /// launch's substitution table (each shown with the real programs).
+    Behaviour,
+    /// The bytes of the texts. No hop uses it.
+    Bytes,
+}
+
+/// The comparison `hop` uses (see the hop files in `src/hops/` and `windows.rs`).
+pub const fn comparison(hop: iec_core::Hop) -> Comparison {
+    use iec_core::Hop;
+    match hop {
+        Hop::ToolInput => Comparison::DecodedValue,
+        Hop::HarnessRewrite | Hop::Wrapper | Hop::Shell | Hop::Eval | Hop::InnerShell | Hop::Terminal => {
+            Comparison::Action
+        }
+        Hop::Spawn | Hop::Native => Comparison::Argv,
+        Hop::Program => Comparison::Behaviour,
+    }
+}
+
 /// Builds the call an agent on this launch would emit for a command text. For argv tools, a
 /// text of plain words (no operators, expansions, globs or comments) becomes those words, as a
 /// model would write it; any other text becomes the usual `["bash", "-lc", TEXT]`.
