@@ -28,10 +28,7 @@ fn skip_reason() -> Option<&'static str> {
 fn claude_binary() -> Option<PathBuf> {
     match install_claude_code(VERSION) {
         Ok(l) => {
-            assert!(
-                l.prefix_args.is_empty(),
-                "2.1.332 is a native binary; got {l:?}"
-            );
+            assert!(l.prefix_args.is_empty(), "2.1.332 is a native binary; got {l:?}");
             Some(l.program)
         }
         Err(e) => {
@@ -151,7 +148,11 @@ fn every_row_holds_for_the_real_programs() {
     let mut counts = (0, 0);
     for row in &t.rows {
         for o in &row.options {
-            assert!(shown(o, &row.commands), "row {}: option {o} is in none of its commands", row.id);
+            assert!(
+                shown(o, &row.commands),
+                "row {}: option {o} is in none of its commands",
+                row.id
+            );
         }
         for command in &row.commands {
             let real = run(row, command, None);
@@ -203,11 +204,28 @@ fn snapshot_functions_are_the_tables() {
     let t = table();
     for p in &t.programs {
         // bash prints the function's call as written, words joined by one space.
-        let call = format!("( exec -a {} {} {} ${{1+\"$@\"}} );", p.argv0, bin.display(), p.prefix.join(" "));
-        assert!(text.contains(&call), "the real snapshot's {} does not run `{call}`:\n{text}", p.name);
+        let call = format!(
+            "( exec -a {} {} {} ${{1+\"$@\"}} );",
+            p.argv0,
+            bin.display(),
+            p.prefix.join(" ")
+        );
+        assert!(
+            text.contains(&call),
+            "the real snapshot's {} does not run `{call}`:\n{text}",
+            p.name
+        );
         if !p.passthrough.is_empty() {
-            let case = format!("{})\n                command {} ${{1+\"$@\"}};", p.passthrough.join(" | "), p.name);
-            assert!(text.contains(&case), "the real snapshot's {} passes other words through:\n{text}", p.name);
+            let case = format!(
+                "{})\n                command {} ${{1+\"$@\"}};",
+                p.passthrough.join(" | "),
+                p.name
+            );
+            assert!(
+                text.contains(&case),
+                "the real snapshot's {} passes other words through:\n{text}",
+                p.name
+            );
         }
     }
 }

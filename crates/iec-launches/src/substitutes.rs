@@ -186,7 +186,12 @@ mod tests {
                         .filter(|x| x.program == r.program && x.options.contains(o))
                         .map(|x| x.id.as_str())
                         .collect();
-                    assert_eq!(owners.len(), 1, "option {o} of {} is in rows {owners:?}", r.program);
+                    assert_eq!(
+                        owners.len(),
+                        1,
+                        "option {o} of {} is in rows {owners:?}",
+                        r.program
+                    );
                 }
             }
         }

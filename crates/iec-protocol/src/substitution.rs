@@ -108,10 +108,16 @@ fn substitutions_in(word: &[Seg]) -> Vec<String> {
             Seg::Dyn(d, _) => {
                 if d.starts_with("$((") {
                     None
-                } else if let Some(rest) = d.strip_prefix("$(").or(d.strip_prefix("<(")).or(d.strip_prefix(">(")) {
+                } else if let Some(rest) = d
+                    .strip_prefix("$(")
+                    .or(d.strip_prefix("<("))
+                    .or(d.strip_prefix(">("))
+                {
                     rest.strip_suffix(')').map(str::to_string)
                 } else {
-                    d.strip_prefix('`').and_then(|r| r.strip_suffix('`')).map(str::to_string)
+                    d.strip_prefix('`')
+                        .and_then(|r| r.strip_suffix('`'))
+                        .map(str::to_string)
                 }
             }
             Seg::Lit(_) => None,
@@ -175,7 +181,8 @@ pub fn judge(table: Option<&Table>, name: &str, c: &Command, note: &str) -> Subs
             .map(|p| (w.clone(), p.clone()))
     });
     if let Some((w, p)) = passthrough {
-        j.rows.extend(table.rows_when(name, "passthrough").map(|r| r.id.clone()));
+        j.rows
+            .extend(table.rows_when(name, "passthrough").map(|r| r.id.clone()));
         return j.into_report(
             name,
             name.to_string() + " (the real program: the snapshot's function hands this call to it)",
@@ -193,7 +200,9 @@ pub fn judge(table: Option<&Table>, name: &str, c: &Command, note: &str) -> Subs
         match name {
             "grep" => grep(table, program, &args, &mut j),
             "find" => find(table, program, &args, c, &mut j),
-            _ => j.unknown.push(format!("the table has no reading of {name}'s arguments")),
+            _ => j
+                .unknown
+                .push(format!("the table has no reading of {name}'s arguments")),
         }
     }
     j.into_report(name, program.runs.clone(), words, String::new())
@@ -247,7 +256,10 @@ impl Judgement {
         } else if !self.unknown.is_empty() {
             ("unknown", self.unknown.join("; "))
         } else if detail.is_empty() {
-            ("same", format!("{runs} behaves as {name} for these options and operands"))
+            (
+                "same",
+                format!("{runs} behaves as {name} for these options and operands"),
+            )
         } else {
             ("same", detail)
         };
@@ -429,7 +441,10 @@ pub fn regex_issue(p: &str, ere: bool) -> Option<&'static str> {
                     let rest: String = c[i..].iter().collect();
                     let end = rest.find(&close)?;
                     let body = &rest[..end];
-                    if body.starts_with(',') || body.is_empty() || !body.chars().all(|x| x.is_ascii_digit() || x == ',') {
+                    if body.starts_with(',')
+                        || body.is_empty()
+                        || !body.chars().all(|x| x.is_ascii_digit() || x == ',')
+                    {
                         return Some("regex-edge");
                     }
                     i += body.chars().count() + close.chars().count();
@@ -462,11 +477,16 @@ pub fn regex_issue(p: &str, ere: bool) -> Option<&'static str> {
 fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut Judgement) {
     let mut i = 0;
     // Options before the starting points (-H, -L, -P, -O3, -D …).
-    while i < args.len() && matches!(args[i].as_str(), "-H" | "-L" | "-P") || args.get(i).is_some_and(|a| a.starts_with("-O") || a == "-D") {
+    while i < args.len() && matches!(args[i].as_str(), "-H" | "-L" | "-P")
+        || args.get(i).is_some_and(|a| a.starts_with("-O") || a == "-D")
+    {
         j.option(table, "find", &args[i], &args[i]);
         i += 1;
     }
-    while i < args.len() && !(args[i].starts_with('-') && args[i].len() > 1) && !matches!(args[i].as_str(), "(" | "!" | ")") {
+    while i < args.len()
+        && !(args[i].starts_with('-') && args[i].len() > 1)
+        && !matches!(args[i].as_str(), "(" | "!" | ")")
+    {
         i += 1;
     }
     let mut output = false;
@@ -484,7 +504,18 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
         }
         if matches!(
             p.as_str(),
-            "-print" | "-print0" | "-printf" | "-ls" | "-fprint" | "-fprint0" | "-fprintf" | "-fls" | "-exec" | "-execdir" | "-ok" | "-okdir"
+            "-print"
+                | "-print0"
+                | "-printf"
+                | "-ls"
+                | "-fprint"
+                | "-fprint0"
+                | "-fprintf"
+                | "-fls"
+                | "-exec"
+                | "-execdir"
+                | "-ok"
+                | "-okdir"
         ) {
             output = true;
         }
@@ -513,9 +544,9 @@ fn order_insensitive(next: Option<&[Vec<Seg>]>) -> bool {
     let Some(words) = words else { return false };
     match words.first().map(String::as_str) {
         Some("wc") => true,
-        Some("sort") => !words[1..].iter().any(|w| {
-            w == "--merge" || (w.starts_with('-') && !w.starts_with("--") && w.contains('m'))
-        }),
+        Some("sort") => !words[1..]
+            .iter()
+            .any(|w| w == "--merge" || (w.starts_with('-') && !w.starts_with("--") && w.contains('m'))),
         _ => false,
     }
 }

@@ -40,7 +40,11 @@ fn same_action(launch: &str, text: &str, hop: Hop) -> iec_core::CheckReport {
     let l = cat.get(launch).unwrap();
     let r = check(l, &call_for_text(l, text), global(), Options::default()).unwrap();
     assert_eq!(r.verdict, Verdict::Corresponds, "{launch} {text:?}: {r:?}");
-    let h = r.hops.iter().find(|h| h.name == hop.name()).unwrap_or_else(|| panic!("{launch}: no {} hop", hop.name()));
+    let h = r
+        .hops
+        .iter()
+        .find(|h| h.name == hop.name())
+        .unwrap_or_else(|| panic!("{launch}: no {} hop", hop.name()));
     assert_eq!(h.corresponds, Some(true), "{launch} {text:?} {}", hop.name());
     r
 }
@@ -60,9 +64,17 @@ fn hops_that_change_bytes_but_not_the_action_correspond() {
     let r = same_action("gemini-cli-linux", "  echo hi  ", Hop::HarnessRewrite);
     let rw = r.hops.iter().find(|h| h.name == "harness-rewrite").unwrap();
     assert_eq!(rw.receipt["text"], "echo hi");
-    same_action("codex-exec-command-linux", "printf '%s\\n' 'it'\"'\"'s'", Hop::InnerShell);
+    same_action(
+        "codex-exec-command-linux",
+        "printf '%s\\n' 'it'\"'\"'s'",
+        Hop::InnerShell,
+    );
     // 2.1.332 runs grep as its embedded ugrep: the same behaviour for these options.
-    let r = same_action("claude-code-2.1.332-linux", "grep -c -F -- 'a.b' lines.txt", Hop::Program);
+    let r = same_action(
+        "claude-code-2.1.332-linux",
+        "grep -c -F -- 'a.b' lines.txt",
+        Hop::Program,
+    );
     assert_eq!(r.substitutions.len(), 1);
     assert_eq!(r.substitutions[0].behaviour, "same");
 }

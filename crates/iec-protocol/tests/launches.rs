@@ -180,7 +180,11 @@ fn claude_code_2_1_332_single_quotes_and_rejects_control_characters() {
         "grep -rl TODO . | xargs wc -l",
         d("program", HopKind::ChildArgv, Mechanism::Other, true),
     );
-    text("claude-code-2.1.332-linux", "grep -rlZ TODO . | xargs -0 wc -l", Corresponds);
+    text(
+        "claude-code-2.1.332-linux",
+        "grep -rlZ TODO . | xargs -0 wc -l",
+        Corresponds,
+    );
     text("claude-code-2.1.332-linux", "grep -c TODO notes.txt", Corresponds);
     text("claude-code-2.1.332-linux", "grep -P 'a\\d' notes.txt", Unknown);
     text(
@@ -188,15 +192,27 @@ fn claude_code_2_1_332_single_quotes_and_rejects_control_characters() {
         "find . -name '*.rs'",
         d("program", HopKind::ChildArgv, Mechanism::Other, true),
     );
-    text("claude-code-2.1.332-linux", "find . -name '*.rs' | sort", Corresponds);
+    text(
+        "claude-code-2.1.332-linux",
+        "find . -name '*.rs' | sort",
+        Corresponds,
+    );
     text(
         "claude-code-2.1.332-linux",
         "rg TODO",
         d("program", HopKind::ChildArgv, Mechanism::Other, true),
     );
     text("claude-code-2.1.332-linux", "command grep -r TODO .", Corresponds);
-    text("claude-code-2.1.332-linux", "/usr/bin/grep -r TODO .", Corresponds);
-    text("claude-code-2.1.332-linux", "ls | xargs grep -l TODO", Corresponds);
+    text(
+        "claude-code-2.1.332-linux",
+        "/usr/bin/grep -r TODO .",
+        Corresponds,
+    );
+    text(
+        "claude-code-2.1.332-linux",
+        "ls | xargs grep -l TODO",
+        Corresponds,
+    );
 }
 
 #[test]

@@ -10,12 +10,8 @@ use iec_protocol::{call_for_text, check, Options};
 use iec_witness::global;
 
 fn oracles() -> Vec<(String, String)> {
-    let v: serde_json::Value =
-        serde_json::from_str(include_str!("data/quotebench-oracles.json")).unwrap();
-    assert_eq!(
-        v["source"]["commit"],
-        "d514715565abe86bb18c65357b88895dbf3d8276"
-    );
+    let v: serde_json::Value = serde_json::from_str(include_str!("data/quotebench-oracles.json")).unwrap();
+    assert_eq!(v["source"]["commit"], "d514715565abe86bb18c65357b88895dbf3d8276");
     v["oracles"]
         .as_array()
         .unwrap()
@@ -41,7 +37,10 @@ fn the_56_quotebench_oracles_correspond_on_2_1_72_and_2_1_332() {
         for (task, text) in &oracles {
             let r = check(l, &call_for_text(l, text), global(), Options::default()).unwrap();
             if r.verdict != Verdict::Corresponds {
-                bad.push(format!("{id} {task}: {:?} {:?} {:?}", r.verdict, r.reason, r.first_divergence));
+                bad.push(format!(
+                    "{id} {task}: {:?} {:?} {:?}",
+                    r.verdict, r.reason, r.first_divergence
+                ));
             }
             // Substitutions: on 2.1.332 exactly the grep and find tasks, judged by the table.
             let named: Vec<&str> = r.substitutions.iter().map(|s| s.named.as_str()).collect();
@@ -63,6 +62,11 @@ fn the_56_quotebench_oracles_correspond_on_2_1_72_and_2_1_332() {
             }
         }
     }
-    assert!(bad.is_empty(), "{} of 112 not corresponds:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} of 112 not corresponds:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
     assert_eq!(substituted.len(), 8, "{substituted:?}");
 }

@@ -43,7 +43,9 @@ pub(crate) fn hop(
             Some(tokens) => {
                 let (commands, inner) = substitution::commands(&tokens);
                 for c in &commands {
-                    let Some(name) = substitution::called_name(c) else { continue };
+                    let Some(name) = substitution::called_name(c) else {
+                        continue;
+                    };
                     programs.push(name.clone());
                     if snap.shadowed.contains(&name) {
                         found.push(substitution::judge(table.as_ref(), &name, c, &note));
@@ -96,8 +98,17 @@ pub(crate) fn hop(
             detail,
         );
     } else if let Some(s) = unknown {
-        let why = format!("`{}` runs {}, not the program the call names: {}", s.named, s.runs, s.detail);
-        run.push(Hop::Program, WitnessKind::Emulated, None, receipt, Some(why.clone()));
+        let why = format!(
+            "`{}` runs {}, not the program the call names: {}",
+            s.named, s.runs, s.detail
+        );
+        run.push(
+            Hop::Program,
+            WitnessKind::Emulated,
+            None,
+            receipt,
+            Some(why.clone()),
+        );
         run.unknown.get_or_insert(why);
     } else {
         run.push(Hop::Program, WitnessKind::Emulated, Some(true), receipt, None);
