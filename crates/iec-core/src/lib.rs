@@ -355,4 +355,33 @@ pub struct CheckReport {
     /// Set when a shortcut stood in for a witness process (plain texts; see the protocol crate).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub shortcut: Option<String>,
+    /// Every command the call names whose program the harness replaces (a shell snapshot's
+    /// function), whether or not the replacement changes the verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub substitutions: Vec<Substitution>,
+}
+
+/// A command whose program the harness replaces: what it names, what runs, and how the
+/// replacement behaves for this command's options and operands (by the rows of the launch's
+/// substitution table).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Substitution {
+    /// The program the command names (`grep`).
+    pub named: String,
+    /// What runs instead (`ugrep 7.8.4 embedded in the claude binary`, or the named program
+    /// itself when the replacement hands this call to it).
+    pub runs: String,
+    /// The command's words as bash would pass them (expansions known only at run time kept as
+    /// written).
+    pub words: Vec<String>,
+    /// `same`, `differs` or `unknown`.
+    pub behaviour: String,
+    /// The ids of the table rows that apply (`grep-one-input`, `grep-recursive`, ...).
+    pub rows: Vec<String>,
+    /// Rows that apply only for some inputs the call does not show (a binary file): listed,
+    /// not judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
+    /// Why, in words.
+    pub detail: String,
 }

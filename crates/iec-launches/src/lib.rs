@@ -8,6 +8,7 @@ Receivers live elsewhere: real ones in `iec-witness`, emulated ones in `iec-wind
 
 pub mod invocation;
 pub mod render;
+pub mod substitutes;
 
 pub use iec_core::Hop;
 use serde::{Deserialize, Serialize};
@@ -106,6 +107,11 @@ pub struct Snapshot {
     pub shadowed: Vec<String>,
     /// What the replacement does.
     pub note: Option<String>,
+    /// The substitution table (`launches/substitutes/<id>.toml`) that says, by option and
+    /// operand, where the replacements behave as the programs they stand in for; without one,
+    /// every call of a shadowed program is reported as diverging.
+    #[serde(default)]
+    pub substitutes: Option<String>,
 }
 
 /// How a Windows launch delivers the text (present only on Windows launches): the sender that

@@ -14,6 +14,7 @@ pub mod plain;
 pub use hops::tool_input::SECOND_STATEMENT_BUDGET;
 pub mod action;
 mod run;
+pub mod substitution;
 pub mod typeahead;
 mod windows;
 
@@ -57,6 +58,40 @@ pub enum CheckError {
     /// reports it as `unknown` with [`TEXT_LIMIT`]).
     #[error(transparent)]
     TooLong(#[from] iec_core::limits::TooLong),
+}
+
+/// How a hop decides whether its receiver got the intended action. No hop compares the bytes
+/// of two texts: where two texts reach a parser, they correspond when it would perform the same
+/// action (see [`action`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Comparison {
+    /// The value serde_json decodes from the tool's arguments (the harness's own decoder), and
+    /// the harness's validation of it.
+    DecodedValue,
+    /// The action bash's own parse of both texts denotes (`declare -f` forms read as
+    /// [`action::action`]), with the harness's stdin contract (`< /dev/null`) neutral.
+    Action,
+    /// The argv the receiver gets (execve's, observed by a witness; a Windows program's
+    /// command-line parser's), element by element: there is no parser between them.
+    Argv,
+    /// What the substitute program does for the call's options and operands, by the rows of the
+    /// launch's substitution table (each shown with the real programs).
+    Behaviour,
+    /// The bytes of the texts. No hop uses it.
+    Bytes,
+}
+
+/// The comparison `hop` uses (see the hop files in `src/hops/` and `windows.rs`).
+pub const fn comparison(hop: iec_core::Hop) -> Comparison {
+    use iec_core::Hop;
+    match hop {
+        Hop::ToolInput => Comparison::DecodedValue,
+        Hop::HarnessRewrite | Hop::Wrapper | Hop::Shell | Hop::Eval | Hop::InnerShell | Hop::Terminal => {
+            Comparison::Action
+        }
+        Hop::Spawn | Hop::Native => Comparison::Argv,
+        Hop::Program => Comparison::Behaviour,
+    }
 }
 
 /// Builds the call an agent on this launch would emit for a command text. For argv tools, a
@@ -148,6 +183,11 @@ pub const WITNESS_LIMIT: &str = "witness-limit";
 /// [`typeahead`]). A repair delivers the text as one typed line.
 pub const TERMINAL_INPUT: &str = "terminal-input";
 
+/// The `attribution` of an `unknown` report where the harness runs another program in place of
+/// the one named and the call's options or operands are in no row of its behaviour table (see
+/// [`substitution`]).
+pub const PROGRAM_SUBSTITUTION: &str = "program-substitution";
+
 /// The `attribution` of an `unknown` report whose text is longer than
 /// [`iec_core::MAX_TEXT`]: iec does not judge it.
 pub const TEXT_LIMIT: &str = "text-limit";
@@ -177,6 +217,7 @@ fn empty_report(launch: &Launch) -> CheckReport {
         reason: None,
         attribution: None,
         shortcut: None,
+        substitutions: vec![],
     }
 }
 
@@ -220,6 +261,7 @@ fn check_within_limits(
         parsed: Default::default(),
         shortcut: Default::default(),
         undecided: None,
+        substitutions: Vec::new(),
     };
     let mut report = unknown_report(launch, call);
 
@@ -287,6 +329,7 @@ pub(crate) fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {
     } else {
         Verdict::Corresponds
     };
+    report.substitutions = run.substitutions;
     report.first_divergence = run.fd;
     report.hops = run.hops;
     if run.shortcut.get() {

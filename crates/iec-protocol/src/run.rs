@@ -20,6 +20,8 @@ pub(crate) struct Run<'a> {
     /// Set by a hop that cannot tell whether the call runs as written: the verdict is `unknown`
     /// with this attribution and reason.
     pub(crate) undecided: Option<(&'static str, String)>,
+    /// Commands whose program the harness replaces (the program hop).
+    pub(crate) substitutions: Vec<iec_core::Substitution>,
 }
 
 impl Run<'_> {

@@ -38,6 +38,7 @@ pub(crate) fn check(
         parsed: Default::default(),
         shortcut: Default::default(),
         undecided: None,
+        substitutions: Vec::new(),
     };
     let mut report = crate::unknown_report(launch, call);
     let text = match (launch.input, launch.command_of(&call.input)) {

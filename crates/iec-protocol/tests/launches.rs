@@ -171,13 +171,48 @@ fn claude_code_2_1_332_single_quotes_and_rejects_control_characters() {
         d("tool-input", HopKind::StructuredDecode, Mechanism::Other, false),
     );
     text("claude-code-2.1.332-linux", "cat <<'EOF'\nit's\nEOF", Corresponds);
-    // §1.7: grep, find and rg are snapshot functions (program substitution, silent).
+    // §1.7: grep, find and rg are snapshot functions (program substitution, silent), judged by
+    // the rows of launches/substitutes/claude-code-2.1.332.toml: a recursive search differs
+    // (ignore files, binary files, `./`), a word matching -Z makes the function run the real
+    // grep, rg has no rows.
+    text(
+        "claude-code-2.1.332-linux",
+        "grep -rl TODO . | xargs wc -l",
+        d("program", HopKind::ChildArgv, Mechanism::Other, true),
+    );
     text(
         "claude-code-2.1.332-linux",
         "grep -rlZ TODO . | xargs -0 wc -l",
+        Corresponds,
+    );
+    text("claude-code-2.1.332-linux", "grep -c TODO notes.txt", Corresponds);
+    text("claude-code-2.1.332-linux", "grep -P 'a\\d' notes.txt", Unknown);
+    text(
+        "claude-code-2.1.332-linux",
+        "find . -name '*.rs'",
+        d("program", HopKind::ChildArgv, Mechanism::Other, true),
+    );
+    text(
+        "claude-code-2.1.332-linux",
+        "find . -name '*.rs' | sort",
+        Corresponds,
+    );
+    text(
+        "claude-code-2.1.332-linux",
+        "rg TODO",
         d("program", HopKind::ChildArgv, Mechanism::Other, true),
     );
     text("claude-code-2.1.332-linux", "command grep -r TODO .", Corresponds);
+    text(
+        "claude-code-2.1.332-linux",
+        "/usr/bin/grep -r TODO .",
+        Corresponds,
+    );
+    text(
+        "claude-code-2.1.332-linux",
+        "ls | xargs grep -l TODO",
+        Corresponds,
+    );
 }
 
 #[test]

@@ -1,11 +1,15 @@
 //! The program hop: a shell snapshot may define functions in place of programs (Claude Code
 //! 2.1.332 runs `grep` and `find` as functions calling its embedded ugrep and bfs), so the
-//! program that runs is not the one the call names.
+//! program that runs is not the one the call names. Every such command is reported
+//! ([`iec_core::CheckReport::substitutions`]); the hop diverges only where the launch's
+//! substitution table shows the substitute behaving differently for the command's options and
+//! operands (see [`crate::substitution`]).
 
 use super::{Flow, State};
 use crate::run::Run;
-use crate::{classify, CheckError};
-use iec_core::{Hop, Mechanism, WitnessKind};
+use crate::{action, classify, substitution, CheckError};
+use iec_core::{Hop, Mechanism, Substitution, WitnessKind};
+use iec_launches::substitutes::Table;
 use serde_json::json;
 
 /// The program hop of [`State`]'s call.
@@ -19,20 +23,69 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
     Ok(Flow::Next)
 }
 
+/// Command substitutions are read this deep (each is a text of its own).
+const MAX_DEPTH: usize = 8;
+
 pub(crate) fn hop(
     run: &mut Run<'_>,
     intended: &str,
     snap: &iec_launches::Snapshot,
 ) -> Result<(), CheckError> {
-    let parse = run.parse(intended)?;
-    let canonical = parse.canonical().unwrap_or(intended);
-    let programs = classify::invoked_programs(canonical);
-    let hit: Vec<&String> = programs.iter().filter(|p| snap.shadowed.contains(p)).collect();
-    let receipt = json!({ "programs": programs, "shadowed": snap.shadowed });
-    if let Some(first) = hit.first() {
+    let table = snap.substitutes.as_deref().and_then(Table::builtin);
+    let note = snap.note.clone().unwrap_or_default();
+    let mut found: Vec<Substitution> = Vec::new();
+    let mut programs: Vec<String> = Vec::new();
+    let mut texts = vec![(intended.to_string(), 0usize)];
+    while let Some((text, depth)) = texts.pop() {
+        let parse = run.parse(&text)?;
+        let canonical = parse.canonical().unwrap_or(&text).to_string();
+        match action::action(&canonical) {
+            Some(tokens) => {
+                let (commands, inner) = substitution::commands(&tokens);
+                for c in &commands {
+                    let Some(name) = substitution::called_name(c) else {
+                        continue;
+                    };
+                    programs.push(name.clone());
+                    if snap.shadowed.contains(&name) {
+                        found.push(substitution::judge(table.as_ref(), &name, c, &note));
+                    }
+                }
+                if depth < MAX_DEPTH {
+                    texts.extend(inner.into_iter().map(|t| (t, depth + 1)));
+                }
+            }
+            // A text whose commands this reader cannot take apart (a here-document): the
+            // programs it names are reported, their behaviour not judged.
+            None => {
+                for name in classify::invoked_programs(&canonical) {
+                    if snap.shadowed.contains(&name) {
+                        found.push(Substitution {
+                            named: name.clone(),
+                            runs: format!("the snapshot's function `{name}`"),
+                            words: vec![name.clone()],
+                            behaviour: "unknown".into(),
+                            rows: vec![],
+                            caveats: vec![],
+                            detail: format!(
+                                "`{name}` runs the snapshot's function; the text's commands could not be taken apart \
+                                 (a here-document), so its options and operands were not read"
+                            ),
+                        });
+                    }
+                    programs.push(name);
+                }
+            }
+        }
+    }
+    let receipt = json!({ "programs": programs, "shadowed": snap.shadowed, "substitutions": found });
+    let differs = found.iter().find(|s| s.behaviour == "differs").cloned();
+    let unknown = found.iter().find(|s| s.behaviour == "unknown").cloned();
+    run.substitutions.extend(found);
+    if let Some(s) = differs {
         let detail = format!(
-            "`{first}` runs the snapshot's shell function, not the program the call names: {}",
-            snap.note.clone().unwrap_or_default()
+            "`{}` runs {}, not the program the call names, and it behaves differently here: {}",
+            s.named, s.runs, s.detail
         );
         run.diverge(
             Hop::Program,
@@ -40,10 +93,23 @@ pub(crate) fn hop(
             receipt,
             Mechanism::Other,
             true,
-            first,
-            &format!("snapshot function {first}"),
+            &s.named,
+            &format!("snapshot function {}", s.named),
             detail,
         );
+    } else if let Some(s) = unknown {
+        let why = format!(
+            "`{}` runs {}, not the program the call names: {}",
+            s.named, s.runs, s.detail
+        );
+        run.push(
+            Hop::Program,
+            WitnessKind::Emulated,
+            None,
+            receipt,
+            Some(why.clone()),
+        );
+        run.undecided.get_or_insert((crate::PROGRAM_SUBSTITUTION, why));
     } else {
         run.push(Hop::Program, WitnessKind::Emulated, Some(true), receipt, None);
     }

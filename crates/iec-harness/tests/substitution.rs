@@ -1,0 +1,231 @@
+//! The substitution table (launches/substitutes/claude-code-2.1.332.toml) against the real
+//! programs: every row's commands run once with GNU grep/find and once with the snapshot's
+//! function calling the ugrep/bfs embedded in the installed Claude Code 2.1.332, and the row's
+//! claim must hold; and the functions the table describes are the ones the real 2.1.332
+//! snapshot defines. Installs the pinned npm package into ~/.cache/iec/harnesses (reused); when
+//! the install fails the tests fail with the npm error, unless `IEC_SKIP_HARNESS=1` (or
+//! `IEC_SKIP_NPM=1`) is set: then they print `SKIPPED: …` and pass.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use iec_harness::{install_claude_code, run_claude_code_with, RunOptions};
+use iec_launches::substitutes::{Claim, Program, Row, Table};
+
+const VERSION: &str = "2.1.332";
+
+fn skip_reason() -> Option<&'static str> {
+    ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
+        .into_iter()
+        .find(|var| std::env::var(var).is_ok_and(|v| v == "1"))
+}
+
+/// The installed 2.1.332 binary, or `None` (printed as SKIPPED) when it cannot be installed and
+/// the skip variable is set.
+fn claude_binary() -> Option<PathBuf> {
+    match install_claude_code(VERSION) {
+        Ok(l) => {
+            assert!(l.prefix_args.is_empty(), "2.1.332 is a native binary; got {l:?}");
+            Some(l.program)
+        }
+        Err(e) => {
+            let why = format!("installing @anthropic-ai/claude-code@{VERSION} with npm failed: {e:#}");
+            if let Some(var) = skip_reason() {
+                let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
+                println!("SKIPPED: {why} ({var}=1)");
+                return None;
+            }
+            panic!("{why}\n(set IEC_SKIP_HARNESS=1 to skip the real-harness tests when npm cannot install)");
+        }
+    }
+}
+
+fn table() -> Table {
+    Table::builtin("claude-code-2.1.332").expect("built-in table")
+}
+
+/// The shell function the table describes for `p`, calling `bin`.
+fn function(p: &Program, bin: &Path) -> String {
+    let q = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let prefix: Vec<String> = p.prefix.iter().map(|a| q(a)).collect();
+    let pass = if p.passthrough.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "local _w; for _w in \"$@\"; do case \"$_w\" in {}) command {} \"$@\"; return ;; esac; done; ",
+            p.passthrough.join(" | "),
+            p.name
+        )
+    };
+    format!(
+        "{}() {{ {pass}(exec -a {} {} {} \"$@\"); }}\n",
+        p.name,
+        p.argv0,
+        q(&bin.to_string_lossy()),
+        prefix.join(" ")
+    )
+}
+
+/// What one run left: standard output, exit status, and the files (path → bytes).
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    stdout: String,
+    status: Option<i32>,
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+fn files(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            out.insert(rel + "/", vec![]);
+            files(root, &p, out);
+        } else {
+            out.insert(rel, std::fs::read(&p).unwrap());
+        }
+    }
+}
+
+/// Runs `command` in a fresh copy of the row's fixture, with the substitute functions defined
+/// first when `functions` is given.
+fn run(row: &Row, command: &str, functions: Option<&str>) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, content) in &row.fixture {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+    }
+    let script = format!("{}{command}", functions.unwrap_or(""));
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir.path())
+        .env("LC_ALL", "C.UTF-8")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(row.stdin.as_bytes());
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let mut f = BTreeMap::new();
+    files(dir.path(), dir.path(), &mut f);
+    Outcome {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        status: out.status.code(),
+        files: f,
+    }
+}
+
+/// Whether an option a row lists appears in one of its commands.
+fn shown(option: &str, commands: &[String]) -> bool {
+    commands.iter().any(|c| {
+        c.split_whitespace().any(|w| {
+            let w = w.trim_matches(['\\', '\'']);
+            if option.starts_with('-') || matches!(option, "!" | "(" | ")") {
+                w == option
+            } else if option.chars().count() == 1 {
+                w.starts_with('-') && !w.starts_with("--") && w.contains(option)
+            } else {
+                w == format!("--{option}") || w.starts_with(&format!("--{option}="))
+            }
+        })
+    })
+}
+
+#[test]
+fn every_row_holds_for_the_real_programs() {
+    let Some(bin) = claude_binary() else { return };
+    let t = table();
+    let functions: String = t.programs.iter().map(|p| function(p, &bin)).collect();
+    let mut failures = Vec::new();
+    let mut counts = (0, 0);
+    for row in &t.rows {
+        for o in &row.options {
+            assert!(
+                shown(o, &row.commands),
+                "row {}: option {o} is in none of its commands",
+                row.id
+            );
+        }
+        for command in &row.commands {
+            let real = run(row, command, None);
+            match row.claim {
+                Claim::Same => {
+                    let sub = run(row, command, Some(&functions));
+                    counts.0 += 1;
+                    if real != sub {
+                        failures.push(format!(
+                            "{} (same) `{command}`:\n  GNU:        {real:?}\n  substitute: {sub:?}",
+                            row.id
+                        ));
+                    }
+                }
+                Claim::Differs => {
+                    counts.1 += 1;
+                    // Output whose order is not deterministic may match by chance: 20 tries.
+                    let differed = (0..20).any(|_| run(row, command, Some(&functions)) != real);
+                    if !differed {
+                        failures.push(format!(
+                            "{} (differs) `{command}`: the substitute behaved as GNU in 20 runs: {real:?}",
+                            row.id
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "substitution rows: {} rows, {} same-commands and {} differs-commands checked",
+        t.rows.len(),
+        counts.0,
+        counts.1
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn snapshot_functions_are_the_tables() {
+    let Some(bin) = claude_binary() else { return };
+    let mut opts = RunOptions::new(VERSION, None, &["declare -f grep find"]);
+    opts.timeout = Duration::from_secs(90);
+    opts.hook_witness = false;
+    opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+    let run = run_claude_code_with(&opts).expect("harness run");
+    assert!(!run.timed_out, "stderr:\n{}", run.stderr);
+    let result = run.results[0].tool_result.as_ref().expect("a tool result");
+    let text = &result.content;
+    let t = table();
+    for p in &t.programs {
+        // bash prints the function's call as written, words joined by one space.
+        let call = format!(
+            "( exec -a {} {} {} ${{1+\"$@\"}} );",
+            p.argv0,
+            bin.display(),
+            p.prefix.join(" ")
+        );
+        assert!(
+            text.contains(&call),
+            "the real snapshot's {} does not run `{call}`:\n{text}",
+            p.name
+        );
+        if !p.passthrough.is_empty() {
+            let case = format!(
+                "{})\n                command {} ${{1+\"$@\"}};",
+                p.passthrough.join(" | "),
+                p.name
+            );
+            assert!(
+                text.contains(&case),
+                "the real snapshot's {} passes other words through:\n{text}",
+                p.name
+            );
+        }
+    }
+}
