@@ -6,8 +6,8 @@
 #
 #   crates/iec-cli/bench/limit-text-cost.sh [LAUNCH...]
 #
-# Shapes (each 1 MiB minus a few bytes): many short quoted lines, one long line of words, one
-# long single-quoted word, a deep nest of `{ …; }` groups, a here-document. Prints one line per
+# Shapes, each at 1 MiB and at 127 KiB: many short quoted lines, one long line of words, one
+# long single-quoted word, many `{ …; }` groups, a here-document. Prints one line per
 # launch and shape: seconds, peak RSS in MB (GNU time's maximum resident set size of iec and its
 # waited-for children), report bytes, verdict. Results are appended to
 # target/limit-text-cost.tsv so that an interrupted sweep resumes where it stopped.
@@ -22,18 +22,21 @@ limit=1048576
 python3 - "$work" "$limit" <<'EOF'
 import sys
 d, limit = sys.argv[1], int(sys.argv[2])
-def fit(s):
-    return s[: limit - 64]
-shapes = {
-    "lines": fit("printf '%s\\n' 'a != b' x!y\n" * (limit // 20)),
-    "words": fit("echo " + "'w' " * (limit // 4)),
-    "quoted": "echo '" + "q" * (limit - 64) + "'",
-    "groups": "{ " * 20000 + "echo x; " + "}; " * 20000,
-    "heredoc": "cat <<'EOF'\n" + fit("line $x `y`\n" * (limit // 12)) + "\nEOF\n",
-}
-for name, text in shapes.items():
-    assert len(text.encode()) <= limit, name
-    open(f"{d}/{name}.txt", "w").write(text)
+# Two sizes: the text limit, and just under execve's 128 KiB per argument (a larger text ends at
+# the spawn hop of most launches, so the costliest checks are of texts this size).
+for size, tag in ((limit - 64, "1M"), (131_000, "127K")):
+    def lines(unit):
+        return unit * (size // len(unit))
+    shapes = {
+        "lines": lines("printf '%s\\n' 'a != b' x!y\n"),
+        "words": "echo " + lines("'w' "),
+        "quoted": "echo '" + "q" * (size - 8) + "'",
+        "groups": lines("{ echo x; }; "),
+        "heredoc": "cat <<'EOF'\n" + lines("line $x `y`\n") + "EOF\n",
+    }
+    for name, text in shapes.items():
+        assert len(text.encode()) <= limit, name
+        open(f"{d}/{name}-{tag}.txt", "w").write(text)
 EOF
 if (($#)); then
     launches=("$@")
@@ -43,7 +46,7 @@ fi
 touch "$state"
 printf '%-34s %-8s %8s %8s %10s %s\n' launch shape seconds peak_MB report_B verdict
 for id in "${launches[@]}"; do
-    for shape in lines words quoted groups heredoc; do
+    for shape in {lines,words,quoted,groups,heredoc}-{1M,127K}; do
         if line=$(grep -P "^\Q$id\E\t$shape\t" "$state"); then
             printf '%-34s %-8s %8s %8s %10s %s\n' $line
             continue
@@ -51,7 +54,7 @@ for id in "${launches[@]}"; do
         /usr/bin/time -f '%e %M' -o "$work/time" \
             "$iec" check --launch "$id" --command-file "$work/$shape.txt" --format json \
             >"$work/out" 2>"$work/err" || true
-        read -r secs kb <"$work/time"
+        read -r secs kb < <(tail -n1 "$work/time")
         verdict=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' "$work/out" 2>/dev/null || echo error)
         row=$(printf '%s\t%s\t%s\t%s\t%s\t%s' "$id" "$shape" "$secs" "$((kb / 1024))" "$(wc -c <"$work/out")" "$verdict")
         echo "$row" >>"$state"
