@@ -88,7 +88,8 @@ fn count(hay: &[Token], needle: &[Token]) -> usize {
 
 /// The first expansion in a list of words that would run code or read files when expanded
 /// (command and process substitution, arithmetic, assignments and operators inside `${…}`,
-/// prompt expansion), as written; `Some` also when the words cannot be read. Words holding one
+/// prompt expansion), as written; `Some` also when words that spell an expansion cannot be
+/// read. Words holding one
 /// are never handed to an expansion witness: what they produce depends on run time anyway, and
 /// bash performs `$(<file)` without a command a trap could skip.
 pub fn runs_code(words: &str) -> Option<String> {
@@ -98,6 +99,15 @@ pub fn runs_code(words: &str) -> Option<String> {
 /// [`runs_code`] with whether the expansion stands inside double quotes (its result is then one
 /// word, whatever it is).
 pub fn runs_code_quoted(words: &str) -> Option<(String, bool)> {
+    // Every such expansion is spelled with `$`, a backquote, `<(`/`>(`, or is an arithmetic or
+    // conditional command (`((`, `[[`): words without any of them run nothing, readable or not
+    // (most words: this is on every check's path).
+    let b = words.as_bytes();
+    if !b.iter().any(|&c| c == b'$' || c == b'`')
+        && !["<(", ">(", "((", "[["].iter().any(|x| words.contains(x))
+    {
+        return None;
+    }
     let Some(tokens) = action(words) else {
         return Some((words.chars().take(80).collect(), false));
     };

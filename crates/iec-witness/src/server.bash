@@ -74,9 +74,46 @@ readonly __iec_state
 __iec_tainted=0
 while IFS= read -r __iec_req; do
   case ${__iec_req:0:1} in
-  P | X | V | W | Q | R)
-    # P parse and print bash's canonical form; V only say whether it parses; X and W: the same
-    # with extglob on while parsing; Q (R with extglob) a pair of functions, printed together.
+  # P (parse and print bash's canonical form) and V (only say whether it parses), the requests
+  # of every check, have arms of their own: each command of an arm costs a few microseconds.
+  P)
+    #<guarded>
+    __iec_mode=none
+    trap "$__iec_trap" DEBUG
+    #</guarded>
+    source req-NONCE
+    __iec_rc=$?
+    #<guarded>
+    [[ $__iec_tainted == 0 ]] && trap - DEBUG
+    #</guarded>
+    if [[ $__iec_rc == 0 && $__iec_tainted == 0 && "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]]; then
+      declare -f __iec_f
+      printf '\0OK\0'
+    else
+      [[ "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]] || __iec_tainted=1
+      printf '\0ERR:%s\0' "$__iec_tainted"
+    fi
+    ;;
+  V)
+    #<guarded>
+    __iec_mode=none
+    trap "$__iec_trap" DEBUG
+    #</guarded>
+    source req-NONCE
+    __iec_rc=$?
+    #<guarded>
+    [[ $__iec_tainted == 0 ]] && trap - DEBUG
+    #</guarded>
+    if [[ $__iec_rc == 0 && $__iec_tainted == 0 && "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]]; then
+      printf '\0OK\0'
+    else
+      [[ "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]] || __iec_tainted=1
+      printf '\0ERR:%s\0' "$__iec_tainted"
+    fi
+    ;;
+  X | W | Q | R)
+    # X and W: P and V with extglob on while parsing; Q (R with extglob) a pair of functions,
+    # printed together.
     [[ ${__iec_req:0:1} == [XWR] ]] && shopt -s extglob
     # A pair's forms must come from this request only.
     [[ ${__iec_req:0:1} == [QR] ]] && unset -f __iec_f __iec_g
@@ -94,7 +131,7 @@ while IFS= read -r __iec_req; do
     # Answered only in the state every answer is given in (checked in the same test: each
     # command costs a few microseconds).
     if [[ $__iec_rc == 0 && $__iec_tainted == 0 && "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]]; then
-      [[ ${__iec_req:0:1} == [PX] ]] && declare -f __iec_f
+      [[ ${__iec_req:0:1} == X ]] && declare -f __iec_f
       # One builtin, one write: the reader wakes once (the texts never name these functions).
       [[ ${__iec_req:0:1} == [QR] ]] && declare -f __iec_f __iec_g
       printf '\0OK\0'
