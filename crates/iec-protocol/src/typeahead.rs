@@ -31,10 +31,32 @@ const NEVER: &[&str] = &[
     "history", "enable", "logout", "disown", "suspend", "ulimit", "getopts", "compgen", "complete",
     "compopt", "bind", "caller",
     // file utilities that take their input from operands, never from stdin (GNU coreutils).
-    "ls", "mkdir", "rmdir", "rm", "cp", "mv", "ln", "touch", "chmod", "chown", "chgrp", "stat", "du", "df",
-    "basename", "dirname", "realpath", "readlink", "date", "sleep", "whoami", "id", "uname", "hostname",
-    "which", "mktemp", "truncate", "sync", "nproc", "seq", "yes", "printenv", "tty", "groups",
+    "ls", "mkdir", "rmdir", "touch", "chmod", "chown", "chgrp", "stat", "du", "df", "basename", "dirname",
+    "realpath", "readlink", "date", "sleep", "whoami", "id", "uname", "hostname", "which", "mktemp",
+    "truncate", "sync", "nproc", "seq", "yes", "printenv", "tty", "groups",
 ];
+
+/// Programs that may ask on the terminal before acting on a file: always with `-i`, and `rm`
+/// and `mv` for a write-protected file unless `-f`.
+const PROMPTING: &[&str] = &["rm", "mv", "cp", "ln"];
+
+/// The builtins among [`NEVER`]: for them `-` is an ordinary word.
+const BUILTINS: &[&str] = &[
+    ":", "true", "false", "echo", "printf", "cd", "pwd", "pushd", "popd", "dirs", "export", "unset", "set",
+    "shopt", "alias", "unalias", "declare", "typeset", "local", "readonly", "type", "hash", "umask", "let",
+    "shift", "exit", "return", "break", "continue", "test", "[", "times", "trap", "wait", "jobs", "help",
+    "history", "enable", "logout", "disown", "suspend", "ulimit", "getopts", "compgen", "complete",
+    "compopt", "bind", "caller",
+];
+
+/// Whether a file name is the terminal (or this process's standard input, which is it).
+fn names_the_terminal(t: &str) -> bool {
+    t == "/dev/stdin"
+        || t == "/dev/tty"
+        || t.starts_with("/dev/pts/")
+        || t.starts_with("/dev/fd/")
+        || (t.starts_with("/proc/") && t.contains("/fd/"))
+}
 
 /// Filters: they read stdin when no file operand is given; `operands_before_files` is how many
 /// leading operands are not files (grep's pattern, sed's and awk's script).
@@ -122,7 +144,16 @@ fn simple(cmd: &[Token], piped: bool) -> Option<Stdin> {
     while k < cmd.len() {
         match &cmd[k] {
             Token::Redirect(r) => {
-                if r.starts_with("0<") {
+                let target = match cmd.get(k + 1) {
+                    Some(Token::Word(w)) => literal(w),
+                    _ => None,
+                };
+                if let Some(t) = target.as_deref().filter(|t| names_the_terminal(t)) {
+                    return Some(Stdin::Reads(format!("a redirection from `{t}`")));
+                }
+                // `<&1`, `<&2`: the terminal again; `<&-` closes it.
+                let dup_of_terminal = r == "0<&" && target.as_deref().is_some_and(|t| t == "1" || t == "2");
+                if r.starts_with("0<") && !dup_of_terminal {
                     stdin_redirected = true;
                 }
                 // The redirection's target word is not an operand.
@@ -157,6 +188,37 @@ fn simple(cmd: &[Token], piped: bool) -> Option<Stdin> {
         .copied()
         .filter(|w| literal(w).is_none_or(|s| !s.starts_with('-') || s == "-"))
         .collect();
+    // A file operand that is the terminal itself, whatever the command.
+    if let Some(t) = words[1..]
+        .iter()
+        .filter_map(|w| literal(w))
+        .find(|t| names_the_terminal(t))
+    {
+        return Some(Stdin::Reads(format!("`{name} {t}`")));
+    }
+    // `-` as an operand of a program (not of a builtin such as `echo -` or `cd -`) is its
+    // standard input (`date -f -`, `cat -`).
+    if !BUILTINS.contains(&name.as_str()) && words[1..].iter().any(|w| literal(w).as_deref() == Some("-")) {
+        return Some(Stdin::Reads(format!("`{name} -`")));
+    }
+    // Programs that ask before acting on a file unless told not to.
+    if PROMPTING.contains(&name.as_str()) {
+        let forced = words[1..]
+            .iter()
+            .filter_map(|w| literal(w))
+            .any(|w| w == "--force" || (w.starts_with('-') && !w.starts_with("--") && w.contains('f')));
+        let asked = words[1..].iter().filter_map(|w| literal(w)).any(|w| {
+            w == "--interactive"
+                || w.starts_with("--interactive=")
+                || (w.starts_with('-') && !w.starts_with("--") && w.contains('i'))
+        });
+        if asked || (!forced && (name == "rm" || name == "mv")) {
+            return Some(Stdin::Maybe(format!(
+                "`{name}` (it may ask on the terminal before acting on a file)"
+            )));
+        }
+        return None;
+    }
     if NEVER.contains(&name.as_str()) {
         return None;
     }
@@ -172,6 +234,12 @@ fn simple(cmd: &[Token], piped: bool) -> Option<Stdin> {
     }
     if let Some(&(_, skip)) = FILTERS.iter().find(|(n, _)| *n == name) {
         let files: Vec<&&[Seg]> = operands.iter().skip(skip).collect();
+        // An operand known only at run time may be empty (`cat $NOPE`): then no file is named.
+        if files.iter().any(|w| literal(w).is_none()) {
+            return Some(Stdin::Maybe(format!(
+                "`{name}` with an operand known only when it runs"
+            )));
+        }
         let option_args = words[1..]
             .iter()
             .filter(|w| literal(w).is_some_and(|s| s.starts_with('-') && s != "-"))
@@ -195,7 +263,7 @@ fn simple(cmd: &[Token], piped: bool) -> Option<Stdin> {
 }
 
 /// A word's value when it is all literal.
-fn literal(w: &[Seg]) -> Option<String> {
+pub fn literal(w: &[Seg]) -> Option<String> {
     let mut s = String::new();
     for seg in w {
         match seg {
@@ -356,4 +424,98 @@ mod tests {
             assert_eq!(judge(c), [], "{c}");
         }
     }
+}
+
+/// Variables an interactive shell acts on between the commands of a terminal launch, and
+/// `bash -c` never: the prompt commands it runs (`PROMPT_COMMAND`, `PS0`, `$(…)` in `PS1`),
+/// the prompt the harness waits for, and the history character (red team round 7:
+/// `PROMPT_COMMAND='touch F'` made the next prompt run `touch F`).
+const INTERACTIVE_VARS: &[&str] = &["PROMPT_COMMAND", "PS0", "PS1", "PS2", "histchars"];
+
+/// Builtins whose effect on an interactive shell reaches the lines it reads after them: key
+/// bindings, aliases (expanded in an interactive shell only), and the options that change how
+/// a line is read or expanded.
+const READING_STATE: &[&str] = &["bind", "alias", "unalias", "shopt"];
+
+/// The simple commands of an action, each as its tokens (assignments, words, redirections).
+pub fn simple_commands(tokens: &[Token]) -> Vec<&[Token]> {
+    let mut out = vec![];
+    let mut i = 0;
+    while i < tokens.len() {
+        if matches!(tokens[i], Token::Op(_) | Token::Reserved(_) | Token::Raw(_)) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < tokens.len() && !matches!(tokens[i], Token::Op(_) | Token::Reserved(_) | Token::Raw(_)) {
+            i += 1;
+        }
+        out.push(&tokens[start..i]);
+    }
+    out
+}
+
+/// The first command of `tokens` that changes what an interactive shell does beyond `bash -c`:
+/// an assignment (or `export`, `declare`, `unset`, `read`, `printf -v`, …) of a prompt
+/// variable or `histchars`, anywhere; and, when `before_more_lines` (lines are read after it),
+/// `bind`, `alias`, `unalias`, `shopt` and `set` of the line-reading options.
+pub fn interactive_state(tokens: &[Token], before_more_lines: bool) -> Option<String> {
+    let watched = |s: &str| {
+        INTERACTIVE_VARS.iter().any(|v| {
+            s == *v
+                || s.strip_prefix(v)
+                    .is_some_and(|r| r.starts_with('=') || r.starts_with("+=") || r.starts_with('['))
+        })
+    };
+    for t in tokens {
+        if let Token::Raw(r) = t {
+            if INTERACTIVE_VARS.iter().any(|v| r.contains(v)) {
+                return Some(format!("`{r}`"));
+            }
+        }
+    }
+    for cmd in simple_commands(tokens) {
+        for t in cmd {
+            if let Token::Assign(name, _) = t {
+                if watched(name) {
+                    return Some(format!(
+                        "the assignment to `{}`",
+                        name.trim_end_matches(['=', '+'])
+                    ));
+                }
+            }
+        }
+        let words: Vec<Option<String>> = cmd
+            .iter()
+            .filter_map(|t| match t {
+                Token::Word(w) => Some(literal(w)),
+                _ => None,
+            })
+            .collect();
+        let Some(Some(name)) = words.first() else {
+            continue;
+        };
+        if let Some(w) = words[1..].iter().flatten().find(|w| watched(w)) {
+            if name != "echo" && name != "printf"
+                || w.starts_with("-v")
+                || words.iter().flatten().any(|x| x == "-v")
+            {
+                return Some(format!("`{name} {w}`"));
+            }
+        }
+        if before_more_lines {
+            if READING_STATE.contains(&name.as_str()) {
+                return Some(format!("`{name}`"));
+            }
+            if name == "set"
+                && words[1..].iter().flatten().any(|w| {
+                    ["vi", "emacs", "history", "histexpand"].contains(&w.as_str())
+                        || (w.starts_with(['-', '+']) && w.contains('H'))
+                })
+            {
+                return Some("`set` of a line-reading option".into());
+            }
+        }
+    }
+    None
 }

@@ -69,10 +69,20 @@ fn a_text_over_the_limit_was_judged_at_any_cost() {
     assert!(r.reason.unwrap().starts_with("the command text is 1048582 bytes"));
 }
 
+/// Red team round 7: the blank-and-comment test of every line prefix and suffix was outside the
+/// budget and quadratic (a text of 100 KB of `#` lines took 13 s; 1 MiB, minutes).
+#[test]
+fn comment_lines_made_the_one_statement_test_quadratic() {
+    let text = "#\n".repeat(500_000);
+    let r = report("openhands-tmux", &text);
+    // Judged (no statement at all is one statement): within the budget, not past it.
+    assert_ne!(r.attribution.as_deref(), Some(WITNESS_LIMIT), "{:?}", r.reason);
+}
+
 #[test]
 fn a_long_heredoc_on_openhands_parsed_every_prefix_and_took_gigabytes() {
     // One statement of 3,000 lines: bash would have to parse 3,000 growing prefixes (over
-    // 64 MiB of text in all) to find that no earlier line ends a statement.
+    // 24 MiB of text in all) to find that no earlier line ends a statement.
     let text = format!("cat <<'EOF'\n{}EOF", "hello $USER \\ ` ' \" !\n".repeat(3000));
     let r = report("openhands-tmux", &text);
     assert_eq!(r.verdict, Verdict::Unknown);
@@ -82,7 +92,7 @@ fn a_long_heredoc_on_openhands_parsed_every_prefix_and_took_gigabytes() {
         reason.contains("to tell whether the text is one statement"),
         "{reason}"
     );
-    assert!(reason.contains("more than 64 MiB"), "{reason}");
+    assert!(reason.contains("more than 24 MiB"), "{reason}");
     // A short one is still judged: one statement, typed.
     let short = format!("cat <<'EOF'\n{}EOF", "hello $USER\n".repeat(50));
     assert_ne!(

@@ -258,60 +258,88 @@ fn real_tmux_runs_line_2(text: &str) -> bool {
     ran
 }
 
-/// Red team round 6: `head -n1⏎touch F` was "corresponds" on tmux-send-keys, but the real
-/// interactive shell runs `head` first, and `head` reads the second typed line as its input.
+/// Whether `bash -c TEXT` (standard input empty) creates `LINE2`: the text run as written.
+fn bash_c_creates_line_2(text: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new("bash")
+        .args(["-c", text])
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let _ = o;
+    dir.path().join("LINE2").exists()
+}
+
+/// Red team rounds 6 and 7: texts whose later lines an earlier command reads as input, or
+/// that act on the interactive shell as `bash -c` never would (prompt commands, key bindings,
+/// aliases), were "corresponds" on tmux-send-keys. The real interactive bash in tmux and
+/// `bash -c` are both run: the check says "corresponds" exactly when they agree.
 #[test]
 fn typed_lines_read_by_an_earlier_command_were_corresponds() {
     if skip() {
         return;
     }
-    // (text, what the check says on tmux-send-keys)
     let cases = [
-        ("head -n1\ntouch LINE2", "diverges"),
-        ("read -r x\ntouch LINE2", "diverges"),
-        ("cat\ntouch LINE2", "diverges"),
-        ("cd .\ntouch LINE2", "corresponds"),
-        ("echo 'a b' > f\ntouch LINE2", "corresponds"),
-        ("cat > f <<'EOF'\nhead\nEOF\ntouch LINE2", "corresponds"),
-        (
-            "while read -r l; do echo \"$l\"; done < /dev/null\ntouch LINE2",
-            "corresponds",
-        ),
-        ("echo x | head -n1\ntouch LINE2", "corresponds"),
+        "head -n1\ntouch LINE2",
+        "read -r x\ntouch LINE2",
+        "cat\ntouch LINE2",
+        "cat /dev/stdin\ntouch LINE2",
+        "cat <&1\ntouch LINE2",
+        "date -f -\ntouch LINE2",
+        "cd .\ntouch LINE2",
+        "echo 'a b' > f\ntouch LINE2",
+        "cat > f <<'EOF'\nhead\nEOF\ntouch LINE2",
+        "while read -r l; do echo \"$l\"; done < /dev/null\ntouch LINE2",
+        "echo x | head -n1\ntouch LINE2",
+        "rm -f nothing\ntouch LINE2",
+        "PROMPT_COMMAND='touch LINE2'",
+        "alias ls='touch LINE2'\nls",
+        "bind '\"x\":\"touch LINE2\"'\nx",
     ];
-    for (text, want) in cases {
+    for text in cases {
         let real = real_tmux_runs_line_2(text);
-        // The verdict agrees with the real shell: line 2 runs exactly when it corresponds.
-        assert_eq!(real, want == "corresponds", "real tmux on {text:?}");
+        let written = bash_c_creates_line_2(text);
         let got = verdict("tmux-send-keys", text);
+        let want = if real == written {
+            "corresponds"
+        } else {
+            "terminal"
+        };
         assert_eq!(
             got.split(':').next().unwrap(),
-            if want == "corresponds" {
-                "corresponds"
-            } else {
-                "terminal"
-            },
-            "{text:?}: {got}"
+            want,
+            "{text:?} (tmux: {real}, bash -c: {written}): {got}"
         );
     }
-    // A program the table does not know: unknown, and a repair delivers one typed line.
+    // Undecidable from the text: a program the table does not know, an `rm` that may ask, an
+    // operand known only at run time, more lines than the check looks back over. Unknown, and a
+    // repair delivers one typed line.
     let cat = Catalog::builtin();
     let l = cat.get("tmux-send-keys").unwrap();
-    let r = check(
-        l,
-        &call_for_text(l, "make\ntouch LINE2"),
-        global(),
-        Options::default(),
-    )
-    .unwrap();
-    assert_eq!(serde_json::to_value(&r).unwrap()["verdict"], "unknown");
-    assert_eq!(r.attribution.as_deref(), Some(iec_protocol::TERMINAL_INPUT));
-    assert!(
-        r.reason
-            .as_deref()
-            .unwrap()
-            .contains("`make` may read the terminal"),
-        "{:?}",
-        r.reason
+    let long = format!("read x\necho \"\n{}\"", "line\n".repeat(300));
+    for (text, why) in [
+        ("make\ntouch LINE2", "`make` may read the terminal"),
+        ("touch x; rm -i x\ntouch LINE2", "`rm` (it may ask"),
+        ("cat $NOPE\ntouch LINE2", "operand known only when it runs"),
+        (long.as_str(), "more than 256 typed lines"),
+    ] {
+        let r = check(l, &call_for_text(l, text), global(), Options::default()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&r).unwrap()["verdict"],
+            "unknown",
+            "{text:?}"
+        );
+        assert_eq!(r.attribution.as_deref(), Some(iec_protocol::TERMINAL_INPUT));
+        assert!(r.reason.as_deref().unwrap().contains(why), "{:?}", r.reason);
+    }
+    // A here-document is one command: its lines are not read after it has run (its head parses
+    // only because the end of input closes it).
+    assert_eq!(
+        verdict("openhands-tmux", "cat <<'EOF'\nhello $USER\nEOF"),
+        "corresponds"
     );
+    // The history character: set on one line, it changes the expansion of the next.
+    assert!(verdict("tmux-send-keys", "histchars=@\necho @@").starts_with("terminal:"));
 }

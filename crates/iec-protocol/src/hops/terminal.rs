@@ -260,8 +260,26 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
         run.diverge(Hop::Terminal, witness, receipt, m, true, &designed, &typed.read, "the interactive shell read another command than the harness typed (readline editing or completion of control characters and tabs, history expansion of `!`, tmux key names)".into());
         return Ok(Flow::Stop);
     }
+    // What an interactive shell does and `bash -c` does not: prompt commands, key bindings and
+    // aliases that reach the later lines, the history character.
+    let body = typed.read.trim_end_matches('\n').to_string();
+    let prefix = complete_prefix(run, &body)?;
+    if let Some(what) = interactive_effect(run, &body, prefix.as_deref(), 0)? {
+        let detail = format!("{what} acts on the interactive shell the text is typed into as `bash -c` never would: its prompts run commands and are what the harness waits for, and key bindings, aliases, reading options and the history character reach the lines typed after it");
+        run.diverge(
+            Hop::Terminal,
+            witness,
+            receipt,
+            Mechanism::Other,
+            true,
+            &designed,
+            &typed.read,
+            detail,
+        );
+        return Ok(Flow::Stop);
+    }
     // Lines typed after a command that reads the terminal are its input, not commands.
-    if let Some((certain, why, line)) = typed_ahead(run, &typed.read)? {
+    if let Some((certain, why, line)) = typed_ahead(run, prefix.as_deref())? {
         let detail = format!("typed line {line} runs before the lines after it are read, and {why} reads the terminal: the lines typed after it are its input, not commands (and the harness's completion marker with them)");
         if certain {
             run.diverge(
@@ -289,40 +307,100 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
 }
 
 /// At most this many line breaks are tried, from the last, as the end of the commands run
-/// before the last typed line; a text with more is judged from its last this many.
+/// before the last typed line; a text with more is not judged (`unknown`, `terminal-input`).
 const TYPEAHEAD_LINES: usize = 256;
 
-/// Whether a command run before the last typed line reads (`true`) or may read (`false`) the
-/// terminal: the reason and the typed line it is on (1-based).
-fn typed_ahead(run: &mut Run<'_>, read: &str) -> Result<Option<(bool, String, usize)>, CheckError> {
-    let body = read.trim_end_matches('\n');
-    // The longest prefix ending at a line break that is complete commands: the shell runs all
-    // of them before it reads the rest.
-    let mut prefix = None;
-    for (n, _) in body
-        .match_indices('\n')
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .take(TYPEAHEAD_LINES)
-    {
-        if !matches!(run.validate(&body[..n])?, Parse::Error { .. }) {
-            prefix = Some(&body[..n]);
-            break;
+/// The commands run before the last typed line is read: the longest prefix ending at a line
+/// break that is complete commands (the shell runs all of them before it reads the rest).
+/// `Some("")` stands for "more line breaks than this check tries" (see [`TYPEAHEAD_LINES`]).
+fn complete_prefix(run: &mut Run<'_>, body: &str) -> Result<Option<String>, CheckError> {
+    let breaks: Vec<usize> = body.match_indices('\n').map(|(n, _)| n).collect();
+    for &n in breaks.iter().rev().take(TYPEAHEAD_LINES) {
+        // (Not a head that parses only because the end of input closes it: an open
+        // here-document goes on reading the lines after it.)
+        if matches!(run.validate(&body[..n])?, Parse::Ok { .. }) {
+            return Ok(Some(body[..n].to_string()));
         }
     }
-    let Some(prefix) = prefix else {
-        return Ok(None);
-    };
-    let canonical = match run.parse(prefix)? {
+    // Red team round 7: a `read` followed by a quoted string of 300 lines was "corresponds".
+    Ok((breaks.len() > TYPEAHEAD_LINES).then(String::new))
+}
+
+/// The tokens of a text's action (here-documents as plain input redirections), or `None`.
+fn tokens_of(run: &mut Run<'_>, text: &str) -> Result<Option<Vec<crate::action::Token>>, CheckError> {
+    let canonical = match run.parse(text)? {
         Parse::Ok { canonical } => canonical,
         _ => return Ok(None),
     };
-    let Some(tokens) = crate::action::action(&crate::typeahead::without_heredocs(&canonical)) else {
+    Ok(crate::action::action(&crate::typeahead::without_heredocs(
+        &canonical,
+    )))
+}
+
+/// The first command of the typed text that changes the interactive shell beyond what `bash -c`
+/// does (see [`crate::typeahead::interactive_state`]): anywhere for the prompt variables, in
+/// `prefix` (lines read after it) for bindings, aliases and reading options; inside `eval` of
+/// literal words, all of them (the rest of the eval is read after each command).
+fn interactive_effect(
+    run: &mut Run<'_>,
+    body: &str,
+    prefix: Option<&str>,
+    depth: u8,
+) -> Result<Option<String>, CheckError> {
+    if let Some(p) = prefix.filter(|p| !p.is_empty()) {
+        if let Some(t) = tokens_of(run, p)? {
+            if let Some(w) = crate::typeahead::interactive_state(&t, true) {
+                return Ok(Some(w));
+            }
+        }
+    }
+    let Some(tokens) = tokens_of(run, body)? else {
+        return Ok(None);
+    };
+    if let Some(w) = crate::typeahead::interactive_state(&tokens, depth > 0) {
+        return Ok(Some(w));
+    }
+    if depth < 2 {
+        for cmd in crate::typeahead::simple_commands(&tokens) {
+            let words: Vec<Option<String>> = cmd
+                .iter()
+                .filter_map(|t| match t {
+                    crate::action::Token::Word(w) => Some(crate::typeahead::literal(w)),
+                    _ => None,
+                })
+                .collect();
+            if words.first().and_then(|w| w.as_deref()) != Some("eval") {
+                continue;
+            }
+            let Some(inner) = words[1..]
+                .iter()
+                .map(|w| w.clone())
+                .collect::<Option<Vec<String>>>()
+            else {
+                continue;
+            };
+            let inner = inner.join(" ");
+            if let Some(w) = interactive_effect(run, &inner, None, depth + 1)? {
+                return Ok(Some(format!("{w} (inside `eval`)")));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Whether a command run before the last typed line reads (`true`) or may read (`false`) the
+/// terminal: the reason and the typed line it is on (1-based).
+fn typed_ahead(run: &mut Run<'_>, prefix: Option<&str>) -> Result<Option<(bool, String, usize)>, CheckError> {
+    let Some(prefix) = prefix else {
+        return Ok(None);
+    };
+    if prefix.is_empty() {
+        return Ok(Some((false, format!("with more than {TYPEAHEAD_LINES} typed lines, a command before the last of them that this check does not look at"), 1)));
+    }
+    let Some(tokens) = tokens_of(run, prefix)? else {
         return Ok(Some((false, "a command this check cannot read".into(), 1)));
     };
     let found = crate::typeahead::readers(&tokens);
-    // The line of the first reader: the first typed line whose prefix holds a reader.
     let Some(first) = found.first() else {
         return Ok(None);
     };
