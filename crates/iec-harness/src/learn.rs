@@ -609,12 +609,32 @@ struct Paths {
     /// Paths that must not remain in a learned template (cwd, sandbox root).
     forbidden: Vec<String>,
     snapshot: Option<String>,
+    /// The directory the harness is installed in (its npm cache directory).
+    install: Option<String>,
 }
 
 impl Paths {
-    /// `s` with the snapshot path as `{{snapshot}}` and the temporary directory as `{{tmp}}`.
+    /// `s` with the snapshot path as `{{snapshot}}` and the temporary directory as `{{tmp}}`;
+    /// a path inside the harness's own installation (Codex puts its `codex-path` directory on
+    /// PATH) as `{{tmp}}/<its last component>`, since launch files name no install location.
     fn norm(&self, s: &str) -> String {
         let mut out = s.to_string();
+        if let Some(inst) = self.install.as_deref().filter(|i| i.len() > 1) {
+            let key = format!("{inst}/");
+            let mut o = String::new();
+            let mut rest = out.as_str();
+            while let Some(i) = rest.find(&key) {
+                o.push_str(&rest[..i]);
+                let p = &rest[i..];
+                let p = &p[..path_end(p)];
+                let last = p.rsplit('/').next().unwrap_or("");
+                o.push_str("{{tmp}}/");
+                o.push_str(last);
+                rest = &rest[i + p.len()..];
+            }
+            o.push_str(rest);
+            out = o;
+        }
         if let Some(snap) = &self.snapshot {
             out = out.replace(snap.as_str(), "{{snapshot}}");
         }
@@ -632,6 +652,7 @@ impl Paths {
             .iter()
             .chain(&self.tmp)
             .chain(&self.forbidden)
+            .chain(&self.install)
             .find(|p| !p.is_empty() && s.contains(p.as_str()))
             .cloned()
     }
@@ -884,24 +905,30 @@ pub fn learn_from_run_with(
     tmp.retain(|p| !p.is_empty());
     home.dedup();
     tmp.dedup();
-    let mut forbidden = vec![env_h[2].clone(), env_d[2].clone()];
+    let cwds = vec![env_h[2].clone(), env_d[2].clone()];
+    let mut private_roots = Vec::new();
     for h in &home {
         if let Some(parent) = std::path::Path::new(h).parent() {
             let parent = parent.display().to_string();
-            if tmp.iter().any(|t| t.starts_with(&format!("{parent}/"))) {
-                forbidden.push(parent);
+            if parent.len() > 1 && tmp.iter().any(|t| t.starts_with(&format!("{parent}/"))) {
+                private_roots.push(parent);
             }
         }
     }
+    let mut forbidden: Vec<String> = cwds.iter().chain(&private_roots).cloned().collect();
     forbidden.retain(|p| p.len() > 1);
-    // The snapshot: the one path under HOME that the plain marker's wrapper names.
+    // The snapshot: the one path under HOME (or under the run's private root, which holds HOME
+    // and TMPDIR: Codex keeps it in its CODEX_HOME there) that the plain marker's wrapper
+    // names, outside TMPDIR.
     let mut under_home: Vec<String> = Vec::new();
-    for h in &home {
+    let roots: Vec<String> = home.iter().chain(&private_roots).cloned().collect();
+    let under = |p: &str, dirs: &[String]| dirs.iter().any(|d| p == d || p.starts_with(&format!("{d}/")));
+    for h in &roots {
         let key = format!("{h}/");
         for (i, _) in plain_outer.match_indices(&key) {
             let p = &plain_outer[i..];
             let p = p[..path_end(p)].to_string();
-            if !under_home.contains(&p) {
+            if !under(&p, &tmp) && !under(&p, &cwds) && !under_home.contains(&p) {
                 under_home.push(p);
             }
         }
@@ -914,6 +941,9 @@ pub fn learn_from_run_with(
         tmp,
         forbidden,
         snapshot: under_home.pop(),
+        install: crate::driver::harness_cache_dir()
+            .ok()
+            .map(|d| d.display().to_string()),
     };
     let norm_plain = paths.norm(&plain_outer);
 

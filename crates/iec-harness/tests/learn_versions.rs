@@ -159,3 +159,87 @@ fn learned_claude_code_1_0_128_agrees_with_real_runs() {
         "source {{snapshot}} && eval {{payload}} && pwd -P >| {{tmp}}/claude-0a1b-cwd"
     );
 }
+
+/// The learned launch and the built-in one give the same verdict on every one of the 300
+/// hazard and 300 action hazard payloads (predictions only: no harness run).
+fn assert_predicts_as_builtin(l: &Learned, builtin: &str) {
+    let cat = iec_launches::Catalog::builtin();
+    let b = cat.get(builtin).expect("built-in launch");
+    let mut differ = Vec::new();
+    let sets = [
+        iec_harness::hazard_payloads(300, 72332),
+        action_hazard_payloads(300, ACTION_SEED),
+    ];
+    for (id, command) in sets.iter().flatten() {
+        let p = iec_harness::agree::predict(&l.launch, command).expect("predict learned");
+        let q = iec_harness::agree::predict(b, command).expect("predict built-in");
+        if (p.verdict.as_str() == "corresponds") != (q.verdict.as_str() == "corresponds") {
+            differ.push(format!(
+                "{id} {command:?}: learned {} / {builtin} {}",
+                p.verdict.as_str(),
+                q.verdict.as_str()
+            ));
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "the learned launch and {builtin} differ on {} of 600:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}
+
+#[test]
+fn learned_codex_agrees_with_real_runs() {
+    let v = iec_harness::codex::CODEX_VERSION;
+    let Some(l) = learn_and_agree(&format!("codex@{v}")) else {
+        return;
+    };
+    assert_eq!(l.launch.tool, "exec_command");
+    assert_eq!(l.launch.command_field(), "cmd");
+    assert_eq!(l.launch.spawn.argv, ["/bin/bash", "-c", "{{wrapper}}"]);
+    assert!(!l.launch.spawn.login);
+    let w = l.launch.wrapper.as_ref().expect("a wrapper was learned");
+    assert_eq!(w.payload, "single-quote");
+    assert!(w.inner_shell && !w.eval);
+    assert!(
+        w.template.ends_with("\nexec '/bin/bash' -c {{payload}}"),
+        "{}",
+        w.template
+    );
+    assert!(w.template.contains("{{snapshot}}"), "{}", w.template);
+    assert!(l.launch.rewrite.is_none());
+    assert_predicts_as_builtin(&l, "codex-exec-command-linux");
+}
+
+#[test]
+fn learned_gemini_cli_agrees_with_real_runs() {
+    let v = iec_harness::gemini::GEMINI_CLI_VERSION;
+    let Some(l) = learn_and_agree(&format!("gemini-cli@{v}")) else {
+        return;
+    };
+    assert_eq!(l.launch.tool, "run_shell_command");
+    assert_eq!(l.launch.spawn.argv.len(), 3);
+    assert!(l.launch.spawn.argv[0].starts_with('/') && l.launch.spawn.argv[0].ends_with("/bash"));
+    assert_eq!(l.launch.spawn.argv[1..], ["-c", "{{wrapper}}"]);
+    let w = l.launch.wrapper.as_ref().expect("a wrapper was learned");
+    assert_eq!(w.payload, "raw");
+    assert!(!w.eval && !w.inner_shell);
+    assert_eq!(
+        l.launch.rewrite.as_ref().map(|r| r.steps.clone()),
+        Some(vec![
+            "gemini-strip-shell-wrapper".to_string(),
+            "gemini-trim".to_string()
+        ])
+    );
+    assert!(
+        l.launch
+            .validate
+            .reject_command_substitution
+            .as_deref()
+            .is_some_and(|m| m.contains("Command injection detected")),
+        "{:?}",
+        l.launch.validate
+    );
+    assert_predicts_as_builtin(&l, "gemini-cli-linux");
+}
