@@ -244,6 +244,13 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
         &simple(|t| format!("bash -c 'argvprobe {t} a'")),
     );
     add(
+        "wrapped-backslash",
+        Rendering,
+        "a model-written bash -c wrapper ending in a backslash (tells the order of a wrapper strip and a trim)",
+        true,
+        &simple(|t| format!("bash -c 'argvprobe {t} \"$0\"' \\")),
+    );
+    add(
         "spaces",
         Rendering,
         "leading and trailing white space",
@@ -1235,7 +1242,10 @@ pub fn learn_from_run_with(
         );
     }
     for s in &seen {
-        if s.rejected.is_some() && s.m.kind != MarkerKind::Control && !substitutes(&s.m.id) {
+        // A refusal with the command-substitution marker's message is that rule (`$((…))` holds
+        // `$(`); whether iec check predicts it is judged with the other markers.
+        let same_rule = reject_command_substitution.is_some() && s.rejected == reject_command_substitution;
+        if s.rejected.is_some() && s.m.kind != MarkerKind::Control && !substitutes(&s.m.id) && !same_rule {
             bail!(
                 "the harness refused marker {} ({:?}): {:?}",
                 s.m.id,
@@ -1248,8 +1258,11 @@ pub fn learn_from_run_with(
     // Snapshot functions and aliases.
     let fns = by_id("functions");
     let fn_recs = tagged(&fns.r.probe, &fns.m.tag);
+    // A harness that refuses command substitution refuses this marker too (Gemini CLI): then
+    // no shadowing is learned, and the evidence says why.
+    let fns_refused = fns.rejected.is_some() && fns.rejected == reject_command_substitution;
     anyhow::ensure!(
-        fn_recs.last().is_some_and(|r| r == &["."]),
+        fns_refused || fn_recs.last().is_some_and(|r| r == &["."]),
         "the functions marker did not run to its end through the harness: {:?}",
         fns.r.probe
     );
@@ -1412,7 +1425,9 @@ pub fn learn_from_run_with(
                 if login { ", login" } else { "" }
             ),
             (MarkerKind::Functions, _) => {
-                if shadowed.is_empty() {
+                if fns_refused {
+                    "refused by the command-substitution rule: no shadowing learned".to_string()
+                } else if shadowed.is_empty() {
                     "no function or alias beyond a plain bash -c's".to_string()
                 } else {
                     format!("shadowed: {}", shadow_notes.join(", "))
