@@ -57,7 +57,12 @@ fn spec(version: &str) -> RunSpec {
 
 /// Learns `harness@version`, checks every marker, and compares the learned launch with real
 /// runs of the action hazard payloads. `None` when skipped.
-fn learn_and_agree(spec_text: &str) -> Option<Learned> {
+///
+/// With `builtin`, a marker on which `iec check` disagrees with the real run is accepted only when
+/// the built-in launch for that version gives the very same verdict (the disagreement is then
+/// `iec check`'s hop, not what was learned: Gemini CLI's stripping of a model-written
+/// `bash -c '…'` is judged a change of text by the `harness-rewrite` hop, issue 17 item 1).
+fn learn_and_agree(spec_text: &str, builtin: Option<&str>) -> Option<Learned> {
     let (h, version) = harness::parse(spec_text).expect("harness spec");
     if !installed(h.as_ref(), &version) {
         return None;
@@ -68,10 +73,19 @@ fn learn_and_agree(spec_text: &str) -> Option<Learned> {
     eprintln!("{}", l.toml);
     let learn_s = t.elapsed().as_secs_f64();
     // Every marker that iec check judges agrees with what the real harness did.
+    let cat = iec_launches::Catalog::builtin();
+    let inherited = |command: &str| {
+        builtin.is_some_and(|b| {
+            let b = cat.get(b).expect("built-in launch");
+            let p = iec_harness::agree::predict(&l.launch, command).expect("predict");
+            let q = iec_harness::agree::predict(b, command).expect("predict");
+            p.verdict.as_str() == q.verdict.as_str()
+        })
+    };
     let bad: Vec<String> = l
         .evidence
         .iter()
-        .filter(|e| e.agrees == Some(false))
+        .filter(|e| e.agrees == Some(false) && !inherited(&e.command))
         .map(|e| {
             format!(
                 "{} {:?}: {} (probe {:?}, direct {:?})",
@@ -138,7 +152,7 @@ fn assert_claude_code_pre_2_1(l: &Learned) {
 
 #[test]
 fn learned_claude_code_2_0_76_agrees_with_real_runs() {
-    let Some(l) = learn_and_agree("claude-code@2.0.76") else {
+    let Some(l) = learn_and_agree("claude-code@2.0.76", None) else {
         return;
     };
     assert_claude_code_pre_2_1(&l);
@@ -150,7 +164,7 @@ fn learned_claude_code_2_0_76_agrees_with_real_runs() {
 
 #[test]
 fn learned_claude_code_1_0_128_agrees_with_real_runs() {
-    let Some(l) = learn_and_agree("claude-code@1.0.128") else {
+    let Some(l) = learn_and_agree("claude-code@1.0.128", None) else {
         return;
     };
     assert_claude_code_pre_2_1(&l);
@@ -192,7 +206,7 @@ fn assert_predicts_as_builtin(l: &Learned, builtin: &str) {
 #[test]
 fn learned_codex_agrees_with_real_runs() {
     let v = iec_harness::codex::CODEX_VERSION;
-    let Some(l) = learn_and_agree(&format!("codex@{v}")) else {
+    let Some(l) = learn_and_agree(&format!("codex@{v}"), Some("codex-exec-command-linux")) else {
         return;
     };
     assert_eq!(l.launch.tool, "exec_command");
@@ -215,7 +229,7 @@ fn learned_codex_agrees_with_real_runs() {
 #[test]
 fn learned_gemini_cli_agrees_with_real_runs() {
     let v = iec_harness::gemini::GEMINI_CLI_VERSION;
-    let Some(l) = learn_and_agree(&format!("gemini-cli@{v}")) else {
+    let Some(l) = learn_and_agree(&format!("gemini-cli@{v}"), Some("gemini-cli-linux")) else {
         return;
     };
     assert_eq!(l.launch.tool, "run_shell_command");
