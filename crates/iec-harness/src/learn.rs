@@ -224,8 +224,8 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
     );
     add(
         "redir-in",
-        Rendering,
-        "a redirection of stdin (in a pipe when shaped so)",
+        Context,
+        "a redirection of stdin (in a pipe when shaped so; a harness may then leave out its own)",
         false,
         &simple(|t| format!("argvprobe {t} \"c'd\" < /dev/null")),
     );
@@ -245,7 +245,7 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
     );
     add(
         "wrapped-backslash",
-        Rendering,
+        Context,
         "a model-written bash -c wrapper ending in a backslash (tells the order of a wrapper strip and a trim)",
         true,
         &simple(|t| format!("bash -c 'argvprobe {t} \"$0\"' \\")),
@@ -1010,7 +1010,17 @@ pub fn learn_from_run_with(
             })
             .collect();
         let fewest = all.iter().map(|c| c.steps.len()).min().unwrap_or(0);
-        all.into_iter().filter(|c| c.steps.len() == fewest).collect()
+        let all: Vec<&Candidate> = all.into_iter().filter(|c| c.steps.len() == fewest).collect();
+        // Still more than one (rewrite steps in another order): the one that also reproduces
+        // the most context markers (a harness may build some of those differently, so they do
+        // not rule a candidate out).
+        let context: Vec<&Seen> = seen
+            .iter()
+            .filter(|s| s.m.kind == MarkerKind::Context && reaches(s))
+            .collect();
+        let score = |c: &Candidate| context.iter().filter(|s| reproduces(c, s)).count();
+        let best = all.iter().map(|c| score(c)).max().unwrap_or(0);
+        all.into_iter().filter(|c| score(c) == best).collect()
     };
     let mut chosen = match consistent.as_slice() {
         [c] => (*c).clone(),
