@@ -29,11 +29,15 @@ pub enum HarnessCmd {
         #[arg(long, value_parser = ["text", "json"], default_value = "text")]
         format: String,
     },
-    /// Learn a launch file from real runs of marker payloads (Claude Code on Linux): the wrapper
-    /// template, payload rendering, eval, shell argv, validation and shadowed programs.
-    /// `--format json` adds what each marker showed.
+    /// Learn a launch file from real runs of marker payloads (on Linux): the shell argv as bash
+    /// reads it, the wrapper template, rewrites, payload rendering, eval or inner shell,
+    /// validation and shadowed programs; each marker runs alone, piped and in `&&`/`;` lists.
+    /// Then the learned launch is verified on held hazard payloads run through the real
+    /// harness: when `iec check` on it disagrees with a real run, nothing is written and the
+    /// exit code is 1 (`--force` writes it, the disagreements listed at its top).
+    /// `--format json` adds what each marker showed and the verification.
     Learn {
-        /// `claude-code@VERSION`.
+        /// `claude-code@VERSION`, `codex@VERSION` or `gemini-cli@VERSION`.
         #[arg(long)]
         harness: String,
         /// A prebuilt cli.js or native binary (skips the npm install).
@@ -42,6 +46,15 @@ pub enum HarnessCmd {
         /// Write the launch file here (else it is printed).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Held hazard payloads to verify the learned launch on (0: no verification).
+        #[arg(long, default_value_t = 40)]
+        verify: usize,
+        /// Write (or print) the launch even when it disagrees with the real runs.
+        #[arg(long)]
+        force: bool,
+        /// The replay model's thinking time before each tool call, in milliseconds.
+        #[arg(long, default_value_t = 1000)]
+        think_ms: u64,
         #[arg(long, value_parser = ["text", "json"], default_value = "text")]
         format: String,
     },
@@ -156,26 +169,59 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             harness,
             bin,
             out,
+            verify,
+            force,
+            think_ms,
             format,
         } => {
-            let spec = spec(&harness, bin, 40)?;
-            let learned = iec_harness::learn::learn(&spec)?;
-            if let Some(path) = &out {
-                std::fs::write(path, &learned.toml)?;
+            let (h, version) = iec_harness::harness::parse(&harness)?;
+            let mut spec = RunSpec::new(&version);
+            spec.bin = bin;
+            spec.think = std::time::Duration::from_millis(think_ms);
+            let opts = iec_harness::learn::LearnOptions { verify };
+            let learned = iec_harness::learn::learn_harness(h.as_ref(), &spec, &opts)?;
+            let agrees = learned.agrees();
+            let written = (agrees || force).then(|| learned.toml_with_disagreements());
+            if let (Some(path), Some(text)) = (&out, &written) {
+                std::fs::write(path, text)?;
             }
+            let summary = match &learned.verification {
+                Some(v) => format!(
+                    "{}/{} held payloads agree ({} changed by the real harness)",
+                    v.agree, v.payloads, v.observed_changed
+                ),
+                None => "not verified on held payloads".to_string(),
+            };
             if format == "json" {
-                let doc = learned.document(out.as_deref());
+                let doc = learned.document(out.as_deref().filter(|_| written.is_some()));
                 outln!("{}", serde_json::to_string_pretty(&doc)?);
-            } else if let Some(path) = &out {
-                eprintln!(
-                    "wrote {} ({}, from {} markers in {:.1} s)",
-                    path.display(),
-                    learned.launch.id,
-                    learned.evidence.len(),
-                    learned.elapsed_ms as f64 / 1000.0
-                );
             } else {
-                out!("{}", learned.toml);
+                match (&out, &written) {
+                    (Some(path), Some(_)) => eprintln!(
+                        "wrote {} ({}, from {} markers in {:.1} s; {summary})",
+                        path.display(),
+                        learned.launch.id,
+                        learned.evidence.len(),
+                        learned.elapsed_ms as f64 / 1000.0
+                    ),
+                    (None, Some(text)) => out!("{text}"),
+                    (_, None) => {}
+                }
+            }
+            if !agrees {
+                eprintln!(
+                    "{} the real {harness} on {} ({summary}):",
+                    if force {
+                        "written with --force, though iec check on the learned launch disagrees with"
+                    } else {
+                        "not written: iec check on the learned launch disagrees with"
+                    },
+                    learned.disagreements().len()
+                );
+                for d in learned.disagreements() {
+                    eprintln!("  {d}");
+                }
+                return Ok(if force { 0 } else { 1 });
             }
             Ok(0)
         }

@@ -137,6 +137,22 @@ fn shape(payload: &str, recs: Vec<Vec<String>>) -> Vec<Vec<String>> {
     recs.into_iter().map(|r| r.iter().map(norm).collect()).collect()
 }
 
+/// A tool result's text without the `<system-reminder>…</system-reminder>` blocks Claude Code
+/// (1.0.x, 2.0.x) appends for the model: they are the harness's, not the command's output.
+pub fn strip_reminders(content: &str) -> String {
+    let mut out = String::new();
+    let mut rest = content;
+    while let Some(i) = rest.find("<system-reminder>") {
+        let Some(j) = rest[i..].find("</system-reminder>") else {
+            break;
+        };
+        out.push_str(&rest[..i]);
+        rest = &rest[i + j + "</system-reminder>".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Derives the observed verdict of one harness result.
 pub fn observe(id: &str, r: &PayloadResult) -> Observed {
     let argvs = |recs: &[crate::probe::ProbeRecord]| -> Vec<Vec<String>> {
@@ -156,7 +172,8 @@ pub fn observe(id: &str, r: &PayloadResult) -> Observed {
         Some(t) => json!({"is_error": t.is_error, "content": t.content}),
         None => Value::Null,
     };
-    let is_probe = r.payload.trim_start().starts_with("argvprobe");
+    // A probe call anywhere in the command (`true && argvprobe …`): its argv records decide.
+    let is_probe = r.payload.contains("argvprobe");
     let validation = r
         .tool_result
         .as_ref()
@@ -194,7 +211,10 @@ pub fn observe(id: &str, r: &PayloadResult) -> Observed {
         }
     } else {
         let want = r.direct.stdout.trim_end().to_string();
-        let got = r.tool_result.as_ref().map(|t| t.content.trim_end().to_string());
+        let got = r
+            .tool_result
+            .as_ref()
+            .map(|t| strip_reminders(&t.content).trim_end().to_string());
         match got {
             None if r.direct.bash_strings.is_empty() => ("unknown", None),
             Some(g) if g == want => ("corresponds", None),
@@ -231,6 +251,8 @@ pub struct RunSpec {
     /// Payloads per harness launch.
     pub batch: usize,
     pub timeout: Duration,
+    /// The replay model's thinking time before each tool call (zero: at once).
+    pub think: Duration,
 }
 
 impl RunSpec {
@@ -241,6 +263,7 @@ impl RunSpec {
             probe: None,
             batch: 40,
             timeout: Duration::from_secs(120),
+            think: Duration::ZERO,
         }
     }
 }
@@ -251,8 +274,9 @@ pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<
     for chunk in payloads.chunks(spec.batch.max(1)) {
         let cmds: Vec<&str> = chunk.iter().map(|p| p.command.as_str()).collect();
         let mut opts = RunOptions::new(&spec.version, spec.bin.clone(), &cmds);
-        opts.timeout = spec.timeout;
+        opts.timeout = spec.timeout + spec.think * chunk.len() as u32;
         opts.probe = spec.probe.clone();
+        opts.think = spec.think;
         let run = run_claude_code_with(&opts)?;
         anyhow::ensure!(
             !run.timed_out,

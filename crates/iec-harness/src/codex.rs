@@ -49,6 +49,8 @@ pub struct CodexOptions {
     pub timeout: Duration,
     /// The argv probe program; `None` finds it as [`find_probe`] does.
     pub probe: Option<PathBuf>,
+    /// The replay model's thinking time before each tool call.
+    pub think: Duration,
 }
 
 impl CodexOptions {
@@ -59,6 +61,7 @@ impl CodexOptions {
             payloads: payloads.iter().map(|s| s.to_string()).collect(),
             timeout: Duration::from_secs(120),
             probe: None,
+            think: Duration::ZERO,
         }
     }
 }
@@ -200,7 +203,7 @@ pub fn run_codex_with(opts: &CodexOptions) -> anyhow::Result<HarnessRun> {
         ),
     )?;
 
-    let (marks, server) = replay_with_marks(&sb, &opts.payloads)?;
+    let (marks, server) = replay_with_marks(&sb, &opts.payloads, opts.think)?;
     let codex_home = sb.root.join("codex-home");
     std::fs::create_dir_all(&codex_home)?;
     std::fs::write(codex_home.join("config.toml"), config_toml(&server.base_url()))?;
@@ -260,6 +263,7 @@ pub(crate) fn replayed_run(
     server.shutdown();
 
     let (bash_bytes, probe_bytes) = sb.read_logs();
+    let bash_argvs = sb.bash_argvs();
     let marks = marks.lock().unwrap().clone();
     let parts = turn_windows(&marks, &bash_bytes, &probe_bytes, n);
     let mut results = Vec::new();
@@ -291,6 +295,7 @@ pub(crate) fn replayed_run(
         unknown_paths,
         bash_log: split_bash_log(&bash_bytes),
         probe_log: probe::parse_log(&probe_bytes),
+        bash_argvs,
         hook_log: vec![],
         hook_stderr: String::new(),
     })
@@ -317,8 +322,9 @@ pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<
     for chunk in payloads.chunks(spec.batch.max(1)) {
         let cmds: Vec<&str> = chunk.iter().map(|p| p.command.as_str()).collect();
         let mut opts = CodexOptions::new(&spec.version, spec.bin.clone(), &cmds);
-        opts.timeout = spec.timeout;
+        opts.timeout = spec.timeout + spec.think * chunk.len() as u32;
         opts.probe = spec.probe.clone();
+        opts.think = spec.think;
         let run = run_codex_with(&opts)?;
         anyhow::ensure!(
             !run.timed_out,

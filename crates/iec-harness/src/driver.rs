@@ -17,11 +17,21 @@ use crate::server::{RecordedRequest, ReplayHandle, ReplayServer, Script, ToolRes
 /// Environment variable naming the bash witness log (the `BASH_ENV` file appends to it).
 pub const BASH_LOG_ENV: &str = "IEC_BASH_ENV_LOG";
 
+/// Environment variable naming the bash argv log: the `BASH_ENV` witness appends each bash's
+/// own argv (`/proc/$$/cmdline`) there as one record (the number of elements, then each
+/// element, all NUL-terminated).
+pub const BASH_ARGV_LOG_ENV: &str = "IEC_BASH_ARGV_LOG";
+
 /// The `BASH_ENV` witness in observe mode: it appends `$BASH_EXECUTION_STRING` (NUL-terminated)
 /// to the log and returns; the command still runs.
 pub const BASH_ENV_SCRIPT: &str = r#"# iec-harness BASH_ENV witness (observe mode: records, does not exit)
 if builtin test -n "${IEC_BASH_ENV_LOG-}" && builtin test -n "${BASH_EXECUTION_STRING+set}"; then
   builtin printf '%s\0' "$BASH_EXECUTION_STRING" >> "$IEC_BASH_ENV_LOG"
+fi
+if builtin test -n "${IEC_BASH_ARGV_LOG-}" && builtin test -r "/proc/$$/cmdline"; then
+  builtin mapfile -d '' __iec_argv < "/proc/$$/cmdline" 2>/dev/null &&
+    builtin printf '%s\0' "${#__iec_argv[@]}" "${__iec_argv[@]}" >> "$IEC_BASH_ARGV_LOG"
+  builtin unset __iec_argv
 fi
 "#;
 
@@ -78,6 +88,8 @@ pub struct RunOptions {
     /// The hook runs with the sandbox's environment (its `PATH`, `HOME`, witnesses); its stderr
     /// is appended to a sandbox file, returned as [`HarnessRun::hook_stderr`].
     pub hook_command: Option<String>,
+    /// The replay model's thinking time before each tool call (see [`Script::think`]).
+    pub think: Duration,
 }
 
 impl RunOptions {
@@ -90,6 +102,7 @@ impl RunOptions {
             probe: None,
             hook_witness: true,
             hook_command: None,
+            think: Duration::ZERO,
         }
     }
 }
@@ -148,6 +161,8 @@ pub struct HarnessRun {
     pub bash_log: Vec<String>,
     /// The whole probe log of the harness launch.
     pub probe_log: Vec<ProbeRecord>,
+    /// The argv of every bash the harness started (the argv witness), in order.
+    pub bash_argvs: Vec<Vec<String>>,
     /// Every PreToolUse hook stdin document, in order.
     pub hook_log: Vec<serde_json::Value>,
     /// What the extra hook ([`RunOptions::hook_command`]) wrote on stderr, all calls together.
@@ -243,6 +258,7 @@ pub(crate) struct Sandbox {
     pub(crate) bin: PathBuf,
     pub(crate) bash_env: PathBuf,
     bash_log: PathBuf,
+    argv_log: PathBuf,
     probe_log: PathBuf,
     hook_log: PathBuf,
     hook_stderr: PathBuf,
@@ -259,6 +275,7 @@ impl Sandbox {
             bin: r.join("bin"),
             bash_env: r.join("bash_env.sh"),
             bash_log: r.join("bash.log"),
+            argv_log: r.join("bash-argv.log"),
             probe_log: r.join("probe.log"),
             hook_log: r.join("hook.log"),
             hook_stderr: r.join("hook.stderr"),
@@ -300,6 +317,7 @@ impl Sandbox {
             ("SHLVL".into(), "1".into()),
             ("BASH_ENV".into(), self.bash_env.clone().into()),
             (BASH_LOG_ENV.into(), self.bash_log.clone().into()),
+            (BASH_ARGV_LOG_ENV.into(), self.argv_log.clone().into()),
             (PROBE_LOG_ENV.into(), self.probe_log.clone().into()),
         ];
         for k in ["USER", "LOGNAME"] {
@@ -380,6 +398,11 @@ impl Sandbox {
         )
     }
 
+    /// The argv records the bash argv witness logged so far.
+    pub(crate) fn bash_argvs(&self) -> Vec<Vec<String>> {
+        parse_argv_log(&std::fs::read(&self.argv_log).unwrap_or_default())
+    }
+
     fn truncate_logs(&self) -> anyhow::Result<()> {
         std::fs::write(&self.bash_log, b"")?;
         std::fs::write(&self.probe_log, b"")?;
@@ -398,9 +421,11 @@ pub(crate) type TurnMarks = Arc<Mutex<Vec<Option<LogMark>>>>;
 pub(crate) fn replay_with_marks(
     sb: &Arc<Sandbox>,
     payloads: &[String],
+    think: Duration,
 ) -> anyhow::Result<(TurnMarks, ReplayHandle)> {
     let marks: TurnMarks = Arc::new(Mutex::new(vec![None; payloads.len() + 1]));
     let mut script = Script::commands(payloads.iter().cloned());
+    script.think = think;
     let (m, sb) = (marks.clone(), sb.clone());
     script.on_turn = Some(Arc::new(move |k| {
         let mut m = m.lock().unwrap();
@@ -410,6 +435,23 @@ pub(crate) fn replay_with_marks(
     }));
     let (_addr, server) = ReplayServer::start(script)?;
     Ok((marks, server))
+}
+
+/// The records of a bash argv log (see [`BASH_ARGV_LOG_ENV`]); a torn last record is dropped.
+pub fn parse_argv_log(bytes: &[u8]) -> Vec<Vec<String>> {
+    let mut fields = bytes
+        .split(|b| *b == 0)
+        .map(|s| String::from_utf8_lossy(s).into_owned());
+    let mut out = Vec::new();
+    while let Some(n) = fields.next() {
+        let Ok(n) = n.parse::<usize>() else { break };
+        let rec: Vec<String> = fields.by_ref().take(n).collect();
+        if rec.len() < n {
+            break;
+        }
+        out.push(rec);
+    }
+    out
 }
 
 /// The NUL-terminated strings of a bash witness log.
@@ -585,7 +627,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
     let sb = Arc::new(Sandbox::new(&probe)?);
     sb.install_hooks(opts.hook_witness, opts.hook_command.as_deref())?;
 
-    let (marks, server) = replay_with_marks(&sb, &opts.payloads)?;
+    let (marks, server) = replay_with_marks(&sb, &opts.payloads, opts.think)?;
 
     let mut cmd = Command::new(&launcher.program);
     cmd.args(&launcher.prefix_args)
@@ -622,6 +664,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
     server.shutdown();
 
     let (bash_bytes, probe_bytes) = sb.read_logs();
+    let bash_argvs = sb.bash_argvs();
     let marks = marks.lock().unwrap().clone();
     let harness_parts = turn_windows(&marks, &bash_bytes, &probe_bytes, opts.payloads.len());
 
@@ -665,6 +708,7 @@ pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
         unknown_paths,
         bash_log: split_bash_log(&bash_bytes_all),
         probe_log: probe::parse_log(&probe_bytes_all),
+        bash_argvs,
         hook_log: hooks,
         hook_stderr: String::from_utf8_lossy(&std::fs::read(&sb.hook_stderr).unwrap_or_default())
             .into_owned(),

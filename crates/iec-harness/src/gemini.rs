@@ -63,6 +63,8 @@ pub struct GeminiOptions {
     pub probe: Option<PathBuf>,
     /// `-m MODEL`; `None` leaves the CLI's default (`auto`, which first asks a classifier).
     pub model: Option<String>,
+    /// The replay model's thinking time before each tool call.
+    pub think: Duration,
 }
 
 impl GeminiOptions {
@@ -74,6 +76,7 @@ impl GeminiOptions {
             timeout: Duration::from_secs(120),
             probe: None,
             model: Some(DEFAULT_MODEL.to_string()),
+            think: Duration::ZERO,
         }
     }
 }
@@ -146,7 +149,7 @@ pub fn run_gemini_with(opts: &GeminiOptions) -> anyhow::Result<HarnessRun> {
         serde_json::to_string_pretty(&settings_json())?,
     )?;
 
-    let (marks, server) = replay_with_marks(&sb, &opts.payloads)?;
+    let (marks, server) = replay_with_marks(&sb, &opts.payloads, opts.think)?;
 
     let mut cmd = Command::new(&launcher.program);
     cmd.args(&launcher.prefix_args).args(["-p", "go", "--yolo"]);
@@ -236,8 +239,9 @@ pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<
     for chunk in payloads.chunks(spec.batch.clamp(1, 90)) {
         let cmds: Vec<&str> = chunk.iter().map(|p| p.command.as_str()).collect();
         let mut opts = GeminiOptions::new(&spec.version, spec.bin.clone(), &cmds);
-        opts.timeout = spec.timeout;
+        opts.timeout = spec.timeout + spec.think * chunk.len() as u32;
         opts.probe = spec.probe.clone();
+        opts.think = spec.think;
         let run = run_gemini_with(&opts)?;
         anyhow::ensure!(
             !run.timed_out,

@@ -340,6 +340,7 @@ pub(crate) async fn models(
     let reply = match tool {
         Some(name) => {
             inner.enter_turn(turn);
+            inner.think().await;
             match inner.script.commands.get(turn) {
                 Some(cmd) => Reply::Call {
                     name,

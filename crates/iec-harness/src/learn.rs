@@ -32,8 +32,9 @@ use iec_launches::{render, Launch};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::agree::{observe, predict, RunSpec};
-use crate::driver::{run_claude_code_with, HarnessRun, PayloadResult, RunOptions};
+use crate::agree::{predict, RunSpec};
+use crate::driver::{HarnessRun, PayloadResult};
+use crate::harness::{ClaudeCode, Harness};
 
 /// What a marker is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -79,70 +80,233 @@ pub const CONTROLS: &[(&str, char)] = &[
     ("lf", '\n'),
 ];
 
+/// Where a marker's command sits: alone, piped into `cat`, after `true &&`, or before `; true`.
+/// A harness may render piped commands or lists through another path (Claude Code 2.1.72 and
+/// 2.0.76 re-tokenise a piped command with shell-quote), so each marker runs in every shape.
+pub const SHAPES: &[&str] = &["", "pipe", "and", "seq"];
+
+/// `command` in `shape` (see [`SHAPES`]).
+fn shaped(command: &str, shape: &str) -> String {
+    match shape {
+        "pipe" => format!("{command} | cat"),
+        "and" => format!("true && {command}"),
+        "seq" => format!("{command}; true"),
+        _ => command.to_string(),
+    }
+}
+
 /// The marker payloads for `nonce` (alphanumeric).
 pub fn markers(nonce: &str) -> Vec<Marker> {
     let base = format!("IECMARK_{nonce}");
     let mut out = Vec::new();
-    let mut add = |id: &str, kind: MarkerKind, purpose: &'static str, f: &dyn Fn(&str) -> String| {
-        let tag = if id == "plain" {
-            base.clone()
-        } else {
-            format!("{base}_{id}")
-        };
-        out.push(Marker {
-            id: id.to_string(),
-            kind,
-            command: f(&tag),
-            tag,
-            purpose,
-            control: None,
-        });
+    // `f(tag, shape)` gives the command; every shape of [`SHAPES`] is added unless `plain_only`.
+    let mut add = |id: &str,
+                   kind: MarkerKind,
+                   purpose: &'static str,
+                   plain_only: bool,
+                   f: &dyn Fn(&str, &str) -> String| {
+        for shape in SHAPES {
+            if plain_only && !shape.is_empty() {
+                continue;
+            }
+            let full = if shape.is_empty() {
+                id.to_string()
+            } else {
+                format!("{id}.{shape}")
+            };
+            let tag = if full == "plain" {
+                base.clone()
+            } else {
+                format!("{base}_{}", full.replace(['.', '-'], "_"))
+            };
+            out.push(Marker {
+                id: full,
+                kind,
+                command: f(&tag, shape),
+                tag,
+                purpose,
+                control: None,
+            });
+        }
     };
     use MarkerKind::*;
-    add("plain", Rendering, "the wrapper around a plain command", &|t| {
-        format!("argvprobe {t}")
-    });
-    add("squote", Rendering, "a single quote", &|t| {
-        format!("argvprobe {t} \"it's\"")
-    });
-    add("bang", Rendering, "! next to a single quote", &|t| {
-        format!("argvprobe {t} 'a != b' \"x ! y\"")
-    });
+    let simple = |g: fn(&str) -> String| move |t: &str, shape: &str| shaped(&g(t), shape);
+    add(
+        "plain",
+        Rendering,
+        "the wrapper around a plain command",
+        false,
+        &simple(|t| format!("argvprobe {t}")),
+    );
+    add(
+        "squote",
+        Rendering,
+        "a single quote",
+        false,
+        &simple(|t| format!("argvprobe {t} \"it's\"")),
+    );
+    add(
+        "bang",
+        Rendering,
+        "! next to a single quote",
+        false,
+        &simple(|t| format!("argvprobe {t} 'a != b' \"x ! y\"")),
+    );
     add(
         "bang-dq",
         Rendering,
         "! in double quotes, no single quote",
-        &|t| format!("argvprobe {t} \"a != b\""),
+        false,
+        &simple(|t| format!("argvprobe {t} \"a != b\"")),
+    );
+    add(
+        "bang-bare",
+        Rendering,
+        "unquoted ! in and next to words, next to a quoted word",
+        false,
+        &simple(|t| format!("argvprobe {t} x!y foo! 'q r' !w")),
     );
     add(
         "dollar",
         Rendering,
         "$, backticks and arithmetic, quoted and live",
-        &|t| format!("argvprobe {t} '$HOME' \"\\$HOME\" '`date`' \"$((1+2))\""),
+        false,
+        &simple(|t| format!("argvprobe {t} '$HOME' \"\\$HOME\" '`date`' \"$((1+2))\"")),
     );
-    add("backslash", Rendering, "backslashes", &|t| {
-        format!("argvprobe {t} 'M\\\\N' \"a\\\\b\" c\\ d")
-    });
-    add("dquote", Rendering, "escaped double quotes", &|t| {
-        format!("argvprobe {t} \"say \\\"hi\\\"\"")
-    });
-    add("pipe", Rendering, "a pipe and $$", &|t| {
-        format!("argvprobe {t} \"PID=$$\" | cat")
-    });
-    add("subst", Context, "command substitution with $(…)", &|t| {
-        format!("argvprobe {t} \"$(echo s)\"")
-    });
-    add("backtick", Context, "command substitution with backticks", &|t| {
-        format!("argvprobe {t} `echo t`")
-    });
-    add("heredoc", Context, "a quoted here-document", &|t| {
-        format!("cat <<'EOF'\n{t} $HOME\nEOF")
-    });
+    add(
+        "special",
+        Rendering,
+        "$$ and $? (shell-quote's parse empties them)",
+        false,
+        &simple(|t| format!("argvprobe {t} \"PID=$$\" \"st=$?\"")),
+    );
+    add(
+        "ansi",
+        Rendering,
+        "$'…' with escapes and a quote",
+        false,
+        &simple(|t| format!("argvprobe {t} $'a\\tb' $'it\\'s' $'\\x41!'")),
+    );
+    add(
+        "tilde",
+        Rendering,
+        "~ and braces that expand and that do not",
+        false,
+        &simple(|t| format!("argvprobe {t} a~b ~/d 'k=~' {{a,b}} x{{1..2}} {{y}}")),
+    );
+    add(
+        "backslash",
+        Rendering,
+        "backslashes",
+        false,
+        &simple(|t| format!("argvprobe {t} 'M\\\\N' \"a\\\\b\" c\\ d")),
+    );
+    add(
+        "dquote",
+        Rendering,
+        "escaped double quotes",
+        false,
+        &simple(|t| format!("argvprobe {t} \"say \\\"hi\\\"\"")),
+    );
+    add(
+        "semicolon",
+        Rendering,
+        "\\\\; quoted and unquoted (find -exec double escaping)",
+        false,
+        &simple(|t| format!("argvprobe {t} 'a\\\\;b' c\\\\;")),
+    );
+    add(
+        "redir",
+        Rendering,
+        "a redirection of stderr (in a pipe when shaped so)",
+        false,
+        &simple(|t| format!("argvprobe {t} 'a b' 2>&1")),
+    );
+    add(
+        "redir-in",
+        Context,
+        "a redirection of stdin (in a pipe when shaped so; a harness may then leave out its own)",
+        false,
+        &simple(|t| format!("argvprobe {t} \"c'd\" < /dev/null")),
+    );
+    add(
+        "pipe",
+        Rendering,
+        "a pipe and $$",
+        true,
+        &simple(|t| format!("argvprobe {t} \"PID=$$\" | cat")),
+    );
+    add(
+        "wrapped",
+        Rendering,
+        "a model-written bash -c wrapper",
+        true,
+        &simple(|t| format!("bash -c 'argvprobe {t} a'")),
+    );
+    add(
+        "wrapped-backslash",
+        Context,
+        "a model-written bash -c wrapper ending in a backslash (tells the order of a wrapper strip and a trim)",
+        true,
+        &simple(|t| format!("bash -c 'argvprobe {t} \"$0\"' \\")),
+    );
+    add(
+        "spaces",
+        Rendering,
+        "leading and trailing white space",
+        true,
+        &simple(|t| format!("  argvprobe {t} b  ")),
+    );
+    add(
+        "subst",
+        Context,
+        "command substitution with $(…)",
+        false,
+        &simple(|t| format!("argvprobe {t} \"$(echo s)\" x$(echo u)")),
+    );
+    add(
+        "backtick",
+        Context,
+        "command substitution with backticks",
+        false,
+        &simple(|t| format!("argvprobe {t} `echo t`")),
+    );
+    add(
+        "heredoc",
+        Context,
+        "a quoted here-document",
+        false,
+        &|t, shape| {
+            let body = format!("\n{t} $HOME\nEOF");
+            match shape {
+                "pipe" => format!("cat <<'EOF' | cat{body}"),
+                "and" => format!("true && cat <<'EOF'{body}"),
+                "seq" => format!("cat <<'EOF'; true{body}"),
+                _ => format!("cat <<'EOF'{body}"),
+            }
+        },
+    );
+    add(
+        "heredoc-live",
+        Context,
+        "an unquoted here-document with expansions",
+        false,
+        &|t, shape| {
+            let body = format!("\n{t} $((1+2)) \\$HOME 'q'\nEOF");
+            match shape {
+                "pipe" => format!("cat <<EOF | cat{body}"),
+                "and" => format!("true && cat <<EOF{body}"),
+                "seq" => format!("cat <<EOF; true{body}"),
+                _ => format!("cat <<EOF{body}"),
+            }
+        },
+    );
     add(
         "env",
         Environment,
         "HOME, TMPDIR, PWD and the argv of the shell that runs the command",
-        &|t| {
+        true,
+        &|t, _| {
             format!("mapfile -d \"\" IECA < /proc/$$/cmdline; argvprobe {t} \"$HOME\" \"${{TMPDIR-}}\" \"$PWD\" \"${{IECA[@]}}\"")
         },
     );
@@ -150,7 +314,8 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
         "functions",
         Functions,
         "functions and aliases defined in the shell that runs the command",
-        &|t| {
+        true,
+        &|t, _| {
             format!("for f in $(compgen -A function) $(compgen -a); do argvprobe {t} \"$f\" \"$(type -t \"$f\")\" \"$(type -P \"$f\")\"; done; argvprobe {t} .")
         },
     );
@@ -209,6 +374,21 @@ pub struct Evidence {
     pub finding: String,
 }
 
+/// The learned launch's self-check: the held hazard payloads run through the real harness and
+/// `iec check` on the learned launch compared with each observed verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verification {
+    /// How the held payloads were made (generator and seed).
+    pub held: String,
+    pub payloads: usize,
+    pub agree: usize,
+    /// How many the real harness changed (observed verdict not `corresponds`).
+    pub observed_changed: usize,
+    /// One line per disagreement (`iec harness agree`'s text form).
+    pub disagreements: Vec<String>,
+    pub elapsed_ms: u128,
+}
+
 /// A learned launch.
 #[derive(Debug, Clone, Serialize)]
 pub struct Learned {
@@ -222,9 +402,53 @@ pub struct Learned {
     pub nonce: String,
     /// The harness run's wall time.
     pub elapsed_ms: u128,
+    /// The self-check on held payloads (`None` when it was not run).
+    pub verification: Option<Verification>,
 }
 
 impl Learned {
+    /// The markers on which `iec check` with the learned launch disagrees with what was
+    /// observed, and the held payloads on which it does, as lines.
+    pub fn disagreements(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .evidence
+            .iter()
+            .filter(|e| e.agrees == Some(false))
+            .map(|e| format!("marker {}: {:?}: {}", e.marker, e.command, e.finding))
+            .collect();
+        if let Some(v) = &self.verification {
+            out.extend(v.disagreements.iter().cloned());
+        }
+        out
+    }
+
+    /// Every marker and held payload agrees.
+    pub fn agrees(&self) -> bool {
+        self.disagreements().is_empty()
+    }
+
+    /// The launch file as written with `--force` when it disagrees: the disagreements listed
+    /// in comment lines at the top.
+    pub fn toml_with_disagreements(&self) -> String {
+        let d = self.disagreements();
+        if d.is_empty() {
+            return self.toml.clone();
+        }
+        let mut t = format!(
+            "# WRITTEN WITH --force: iec check on this launch disagrees with the real harness on {}:\n",
+            d.len()
+        );
+        for line in &d {
+            for (k, l) in line.lines().enumerate() {
+                t.push_str(if k == 0 { "#   " } else { "#     " });
+                t.push_str(&l.replace('\r', "\\r"));
+                t.push('\n');
+            }
+        }
+        t.push_str(&self.toml);
+        t
+    }
+
     /// The `--format json` document.
     pub fn document(&self, launch_file: Option<&std::path::Path>) -> Value {
         json!({
@@ -236,39 +460,116 @@ impl Learned {
             "nonce": self.nonce,
             "elapsed_ms": self.elapsed_ms as u64,
             "evidence": self.evidence,
+            "verification": self.verification,
+            "agrees": self.agrees(),
+            "disagreements": self.disagreements(),
         })
     }
 }
 
-/// Runs the markers through real Claude Code (one harness launch) and learns its launch.
+/// The held payloads' seeds: distinct from those of the tests' 300-payload sets.
+pub const HELD_SEED: u64 = 4517;
+
+/// `n` held hazard payloads: alternately from [`crate::hazard_payloads`] and
+/// [`crate::action_hazard_payloads`] with [`HELD_SEED`].
+pub fn held_payloads(n: usize) -> Vec<crate::agree::Payload> {
+    let a = crate::hazard_payloads(n.div_ceil(2), HELD_SEED);
+    let b = crate::action_hazard_payloads(n / 2, HELD_SEED);
+    let mut out = Vec::new();
+    let (mut a, mut b) = (a.into_iter(), b.into_iter());
+    loop {
+        let (x, y) = (a.next(), b.next());
+        if x.is_none() && y.is_none() {
+            break;
+        }
+        for (id, command) in x.into_iter().chain(y) {
+            out.push(crate::agree::Payload { id, command });
+        }
+    }
+    out
+}
+
+/// How to learn.
+#[derive(Debug, Clone)]
+pub struct LearnOptions {
+    /// Held payloads to verify the learned launch on (0: no verification).
+    pub verify: usize,
+}
+
+impl Default for LearnOptions {
+    fn default() -> Self {
+        LearnOptions { verify: 40 }
+    }
+}
+
+/// Runs the markers through real Claude Code and learns its launch (no verification).
 pub fn learn(spec: &RunSpec) -> anyhow::Result<Learned> {
+    learn_harness(&ClaudeCode, spec, &LearnOptions { verify: 0 })
+}
+
+/// Runs the markers through the real harness `h` (in as few launches as it takes), learns its
+/// launch, and verifies it on `opts.verify` held payloads.
+pub fn learn_harness(h: &dyn Harness, spec: &RunSpec, opts: &LearnOptions) -> anyhow::Result<Learned> {
     let nonce = fresh_nonce();
     let ms = markers(&nonce);
-    let cmds: Vec<&str> = ms.iter().map(|m| m.command.as_str()).collect();
-    let mut ro = RunOptions::new(&spec.version, spec.bin.clone(), &cmds);
-    ro.timeout = spec.timeout;
-    ro.probe = spec.probe.clone();
-    // Learn the harness as it is: no hook of ours in its settings.
-    ro.hook_witness = false;
     let started = Instant::now();
-    let run = run_claude_code_with(&ro)?;
-    anyhow::ensure!(
-        !run.timed_out,
-        "Claude Code {} timed out on the {} markers; stderr:\n{}",
-        spec.version,
-        ms.len(),
-        run.stderr
-    );
-    anyhow::ensure!(
-        run.results.len() == ms.len(),
-        "Claude Code {} returned {} results for {} markers; stderr:\n{}",
-        spec.version,
-        run.results.len(),
-        ms.len(),
-        run.stderr
-    );
-    let mut learned = learn_from_run(&spec.version, &nonce, &ms, &run)?;
+    let mut run: Option<HarnessRun> = None;
+    for chunk in ms.chunks(h.max_calls()) {
+        let cmds: Vec<&str> = chunk.iter().map(|m| m.command.as_str()).collect();
+        let part = h.run(spec, &cmds)?;
+        anyhow::ensure!(
+            !part.timed_out,
+            "{} {} timed out on {} markers; stderr:\n{}",
+            h.title(),
+            spec.version,
+            chunk.len(),
+            part.stderr
+        );
+        anyhow::ensure!(
+            part.results.len() == chunk.len(),
+            "{} {} returned {} results for {} markers; stderr:\n{}",
+            h.title(),
+            spec.version,
+            part.results.len(),
+            chunk.len(),
+            part.stderr
+        );
+        run = Some(match run {
+            None => part,
+            Some(mut r) => {
+                r.results.extend(part.results);
+                r.requests.extend(part.requests);
+                r.bash_argvs.extend(part.bash_argvs);
+                r.elapsed_ms += part.elapsed_ms;
+                r
+            }
+        });
+    }
+    let run = run.context("no markers")?;
+    let mut learned = learn_from_run_with(h, &spec.version, &nonce, &ms, &run)?;
     learned.elapsed_ms = started.elapsed().as_millis();
+    if opts.verify > 0 {
+        let t = Instant::now();
+        let held = held_payloads(opts.verify);
+        let observed = crate::harness::run_observed(h, spec, &held)?;
+        let rep = crate::agree::agree_observed_launch(&spec.version, &learned.launch, &observed)?;
+        learned.verification = Some(Verification {
+            held: format!(
+                "hazard_payloads({}, {HELD_SEED}) and action_hazard_payloads({}, {HELD_SEED}), interleaved",
+                opts.verify.div_ceil(2),
+                opts.verify / 2
+            ),
+            payloads: rep.results.len(),
+            agree: rep.results.iter().filter(|a| a.verdict_agree).count(),
+            observed_changed: observed.iter().filter(|o| o.verdict != "corresponds").count(),
+            disagreements: rep
+                .disagreements()
+                .into_iter()
+                .map(crate::agree::agreement_line)
+                .collect(),
+            elapsed_ms: t.elapsed().as_millis(),
+        });
+    }
     Ok(learned)
 }
 
@@ -315,12 +616,32 @@ struct Paths {
     /// Paths that must not remain in a learned template (cwd, sandbox root).
     forbidden: Vec<String>,
     snapshot: Option<String>,
+    /// The directory the harness is installed in (its npm cache directory).
+    install: Option<String>,
 }
 
 impl Paths {
-    /// `s` with the snapshot path as `{{snapshot}}` and the temporary directory as `{{tmp}}`.
+    /// `s` with the snapshot path as `{{snapshot}}` and the temporary directory as `{{tmp}}`;
+    /// a path inside the harness's own installation (Codex puts its `codex-path` directory on
+    /// PATH) as `{{tmp}}/<its last component>`, since launch files name no install location.
     fn norm(&self, s: &str) -> String {
         let mut out = s.to_string();
+        if let Some(inst) = self.install.as_deref().filter(|i| i.len() > 1) {
+            let key = format!("{inst}/");
+            let mut o = String::new();
+            let mut rest = out.as_str();
+            while let Some(i) = rest.find(&key) {
+                o.push_str(&rest[..i]);
+                let p = &rest[i..];
+                let p = &p[..path_end(p)];
+                let last = p.rsplit('/').next().unwrap_or("");
+                o.push_str("{{tmp}}/");
+                o.push_str(last);
+                rest = &rest[i + p.len()..];
+            }
+            o.push_str(rest);
+            out = o;
+        }
         if let Some(snap) = &self.snapshot {
             out = out.replace(snap.as_str(), "{{snapshot}}");
         }
@@ -338,6 +659,7 @@ impl Paths {
             .iter()
             .chain(&self.tmp)
             .chain(&self.forbidden)
+            .chain(&self.install)
             .find(|p| !p.is_empty() && s.contains(p.as_str()))
             .cloned()
     }
@@ -417,6 +739,8 @@ fn stable_name(seen: &[String]) -> String {
 /// A wrapper template and the rendering it goes with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Candidate {
+    /// Rewrite steps applied to the command before it is rendered.
+    steps: Vec<&'static str>,
     rendering: &'static str,
     template: String,
 }
@@ -425,7 +749,7 @@ impl Candidate {
     fn fill(&self, command: &str) -> String {
         self.template.replace(
             "{{payload}}",
-            &render::payload(self.rendering, command, None).words,
+            &render::payload(self.rendering, &rewritten(&self.steps, command), None).words,
         )
     }
 }
@@ -482,8 +806,50 @@ fn tagged<'a>(recs: &'a [crate::probe::ProbeRecord], tag: &str) -> Vec<&'a [Stri
         .collect()
 }
 
-/// Learns the launch from a finished run of `ms` (results in the same order).
+/// Learns Claude Code's launch from a finished run of `ms` (results in the same order).
 pub fn learn_from_run(
+    version: &str,
+    nonce: &str,
+    ms: &[Marker],
+    run: &HarnessRun,
+) -> anyhow::Result<Learned> {
+    learn_from_run_with(&ClaudeCode, version, nonce, ms, run)
+}
+
+/// The rewrite steps a harness may apply before rendering, as the learner tries them: none,
+/// each step alone, each ordered pair.
+fn step_sets() -> Vec<Vec<&'static str>> {
+    let steps: Vec<&'static str> = render::REWRITES
+        .iter()
+        .copied()
+        .filter(|s| *s != "space-join")
+        .collect();
+    let mut out = vec![vec![]];
+    for a in &steps {
+        out.push(vec![*a]);
+    }
+    for a in &steps {
+        for b in &steps {
+            if a != b {
+                out.push(vec![*a, *b]);
+            }
+        }
+    }
+    out
+}
+
+/// `text` after the rewrite `steps`.
+fn rewritten(steps: &[&str], text: &str) -> String {
+    let mut t = text.to_string();
+    for st in steps {
+        t = render::rewrite_step(st, &t).0;
+    }
+    t
+}
+
+/// Learns the launch of harness `h` from a finished run of `ms` (results in the same order).
+pub fn learn_from_run_with(
+    h: &dyn Harness,
     version: &str,
     nonce: &str,
     ms: &[Marker],
@@ -495,10 +861,9 @@ pub fn learn_from_run(
         .zip(&run.results)
         .map(|(m, r)| {
             let outer = r.bash_strings.iter().find(|s| s.contains(&m.tag)).cloned();
+            // No bash received the marker's tag and nothing ran, but the harness answered.
             let rejected = match &r.tool_result {
-                Some(t) if t.is_error && outer.is_none() && r.probe.is_empty() => {
-                    Some(rejection_message(&t.content))
-                }
+                Some(t) if outer.is_none() && r.probe.is_empty() => Some(rejection_message(&t.content)),
                 _ => None,
             };
             Seen {
@@ -547,24 +912,30 @@ pub fn learn_from_run(
     tmp.retain(|p| !p.is_empty());
     home.dedup();
     tmp.dedup();
-    let mut forbidden = vec![env_h[2].clone(), env_d[2].clone()];
+    let cwds = vec![env_h[2].clone(), env_d[2].clone()];
+    let mut private_roots = Vec::new();
     for h in &home {
         if let Some(parent) = std::path::Path::new(h).parent() {
             let parent = parent.display().to_string();
-            if tmp.iter().any(|t| t.starts_with(&format!("{parent}/"))) {
-                forbidden.push(parent);
+            if parent.len() > 1 && tmp.iter().any(|t| t.starts_with(&format!("{parent}/"))) {
+                private_roots.push(parent);
             }
         }
     }
+    let mut forbidden: Vec<String> = cwds.iter().chain(&private_roots).cloned().collect();
     forbidden.retain(|p| p.len() > 1);
-    // The snapshot: the one path under HOME that the plain marker's wrapper names.
+    // The snapshot: the one path under HOME (or under the run's private root, which holds HOME
+    // and TMPDIR: Codex keeps it in its CODEX_HOME there) that the plain marker's wrapper
+    // names, outside TMPDIR.
     let mut under_home: Vec<String> = Vec::new();
-    for h in &home {
+    let roots: Vec<String> = home.iter().chain(&private_roots).cloned().collect();
+    let under = |p: &str, dirs: &[String]| dirs.iter().any(|d| p == d || p.starts_with(&format!("{d}/")));
+    for h in &roots {
         let key = format!("{h}/");
         for (i, _) in plain_outer.match_indices(&key) {
             let p = &plain_outer[i..];
             let p = p[..path_end(p)].to_string();
-            if !under_home.contains(&p) {
+            if !under(&p, &tmp) && !under(&p, &cwds) && !under_home.contains(&p) {
                 under_home.push(p);
             }
         }
@@ -577,25 +948,33 @@ pub fn learn_from_run(
         tmp,
         forbidden,
         snapshot: under_home.pop(),
+        install: crate::driver::harness_cache_dir()
+            .ok()
+            .map(|d| d.display().to_string()),
     };
     let norm_plain = paths.norm(&plain_outer);
 
-    // Candidate templates: each known rendering of the plain marker, at each place it occurs.
+    // Candidate templates: each known rendering of the plain marker after each set of known
+    // rewrite steps, at each place it occurs.
     let mut candidates = Vec::new();
-    for kind in render::PAYLOADS {
-        let words = render::payload(kind, &plain.m.command, None).words;
-        for (i, _) in norm_plain.match_indices(&words) {
-            let template = format!(
-                "{}{{{{payload}}}}{}",
-                &norm_plain[..i],
-                &norm_plain[i + words.len()..]
-            );
-            let c = Candidate {
-                rendering: kind,
-                template,
-            };
-            if !candidates.contains(&c) {
-                candidates.push(c);
+    for steps in step_sets() {
+        let text = rewritten(&steps, &plain.m.command);
+        for kind in render::PAYLOADS {
+            let words = render::payload(kind, &text, None).words;
+            for (i, _) in norm_plain.match_indices(&words) {
+                let template = format!(
+                    "{}{{{{payload}}}}{}",
+                    &norm_plain[..i],
+                    &norm_plain[i + words.len()..]
+                );
+                let c = Candidate {
+                    steps: steps.clone(),
+                    rendering: kind,
+                    template,
+                };
+                if !candidates.contains(&c) {
+                    candidates.push(c);
+                }
             }
         }
     }
@@ -616,10 +995,33 @@ pub fn learn_from_run(
         let actual = paths.norm(s.outer.as_deref().unwrap_or(""));
         mask(&c.fill(&s.m.command)) == mask(&actual)
     };
-    let consistent: Vec<&Candidate> = candidates
-        .iter()
-        .filter(|c| rendering_markers.iter().all(|s| reproduces(c, s)))
-        .collect();
+    // Consistent: reproduces every rendering marker; each rewrite step it names changes some
+    // marker's text (a step that changes nothing is not learned). Fewest steps first.
+    let consistent: Vec<&Candidate> = {
+        let all: Vec<&Candidate> = candidates
+            .iter()
+            .filter(|c| rendering_markers.iter().all(|s| reproduces(c, s)))
+            .filter(|c| {
+                c.steps.iter().all(|st| {
+                    rendering_markers
+                        .iter()
+                        .any(|s| render::rewrite_step(st, &s.m.command).0 != s.m.command)
+                })
+            })
+            .collect();
+        let fewest = all.iter().map(|c| c.steps.len()).min().unwrap_or(0);
+        let all: Vec<&Candidate> = all.into_iter().filter(|c| c.steps.len() == fewest).collect();
+        // Still more than one (rewrite steps in another order): the one that also reproduces
+        // the most context markers (a harness may build some of those differently, so they do
+        // not rule a candidate out).
+        let context: Vec<&Seen> = seen
+            .iter()
+            .filter(|s| s.m.kind == MarkerKind::Context && reaches(s))
+            .collect();
+        let score = |c: &Candidate| context.iter().filter(|s| reproduces(c, s)).count();
+        let best = all.iter().map(|c| score(c)).max().unwrap_or(0);
+        all.into_iter().filter(|c| score(c) == best).collect()
+    };
     let mut chosen = match consistent.as_slice() {
         [c] => (*c).clone(),
         [] => {
@@ -631,8 +1033,9 @@ pub fn learn_from_run(
                     .expect("inconsistent");
                 let actual = paths.norm(bad.outer.as_deref().unwrap_or(""));
                 why.push_str(&format!(
-                    "\n  {} in {:?}: marker {} differs {}",
+                    "\n  {} (rewrites {:?}) in {:?}: marker {} differs {}",
                     c.rendering,
+                    c.steps,
                     c.template,
                     bad.m.id,
                     iec_core::byte_diff(mask(&c.fill(&bad.m.command)).as_bytes(), mask(&actual).as_bytes())
@@ -643,7 +1046,7 @@ pub fn learn_from_run(
         many => bail!(
             "the markers do not tell these renderings apart: {:?}",
             many.iter()
-                .map(|c| (c.rendering, &c.template))
+                .map(|c| (&c.steps, c.rendering, &c.template))
                 .collect::<Vec<_>>()
         ),
     };
@@ -675,7 +1078,12 @@ pub fn learn_from_run(
     // (its /proc/$$/cmdline holds the wrapper), and the slot's words, expanded by real bash,
     // are the command text.
     let same_process = cmdline.contains(&env_outer);
-    let words = render::payload(chosen.rendering, &plain.m.command, None).words;
+    let words = render::payload(
+        chosen.rendering,
+        &rewritten(&chosen.steps, &plain.m.command),
+        None,
+    )
+    .words;
     let expansion = iec_witness::global()
         .expand_words(words.as_bytes())
         .context("expanding the slot's words with the bash witness")?;
@@ -723,17 +1131,44 @@ pub fn learn_from_run(
         }
     };
 
-    // Spawn argv.
-    let wrapper_at: Vec<usize> = cmdline
+    // Spawn argv: the argv of the bash that received the wrapper (the argv witness logs each
+    // bash's own argv; the marker's /proc/$$/cmdline is the same process when there is no
+    // inner shell), read as bash reads it.
+    let spawned: Vec<String> = run
+        .bash_argvs
+        .iter()
+        .find(|a| a.contains(&env_outer))
+        .cloned()
+        .or_else(|| cmdline.contains(&env_outer).then(|| cmdline.clone()))
+        .with_context(|| {
+            format!(
+                "no bash argv holds the wrapper text (the argv witness logged {} argvs; the marker's shell had {cmdline:?})",
+                run.bash_argvs.len()
+            )
+        })?;
+    let wrapper_at: Vec<usize> = spawned
         .iter()
         .enumerate()
         .filter(|(_, a)| **a == env_outer)
         .map(|(i, _)| i)
         .collect();
     if wrapper_at.len() != 1 {
-        bail!("the shell's argv {cmdline:?} does not hold the wrapper text exactly once");
+        bail!("the shell's argv {spawned:?} does not hold the wrapper text exactly once");
     }
-    let argv: Vec<String> = cmdline
+    let argv0 = spawned.first().cloned().unwrap_or_default();
+    let invocation = iec_launches::invocation::bash_invocation(&argv0, &spawned[1..])
+        .map_err(|e| anyhow::anyhow!("bash refuses the harness's argv {spawned:?}: {e}"))?;
+    anyhow::ensure!(
+        invocation.command.map(|c| c + 1) == Some(wrapper_at[0]),
+        "bash reads the argv {spawned:?} with command string {:?}, not the wrapper at {}",
+        invocation.command.map(|c| &spawned[c + 1]),
+        wrapper_at[0]
+    );
+    anyhow::ensure!(
+        !invocation.interactive,
+        "the harness starts an interactive bash ({spawned:?}); a launch does not model that"
+    );
+    let argv: Vec<String> = spawned
         .iter()
         .enumerate()
         .map(|(i, a)| {
@@ -747,7 +1182,6 @@ pub fn learn_from_run(
     if let Some(p) = argv.iter().find_map(|a| paths.leftover(a)) {
         bail!("the shell's argv {argv:?} names a path of the run ({p})");
     }
-    let argv0 = argv.first().cloned().unwrap_or_default();
     let base = std::path::Path::new(argv0.trim_start_matches('-'))
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -766,10 +1200,7 @@ pub fn learn_from_run(
         },
         other => bail!("the harness runs {argv0} ({other}), which is neither bash nor dash"),
     };
-    let login = argv0.starts_with('-')
-        || argv[1..wrapper_at[0]]
-            .iter()
-            .any(|a| a == "--login" || (a.starts_with('-') && !a.starts_with("--") && a.contains('l')));
+    let login = invocation.login;
 
     // Validation.
     let mut rejected_controls = Vec::new();
@@ -802,12 +1233,29 @@ pub fn learn_from_run(
     };
     let subst = by_id("subst");
     let reject_command_substitution = subst.rejected.clone();
+    let substitutes = |id: &str| {
+        let stem = id.split('.').next().unwrap_or(id);
+        stem == "subst" || stem == "backtick"
+    };
+    // Every substitution marker refused with the same message, or none.
+    let subst_refusals: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| substitutes(&s.m.id) && s.rejected.is_some())
+        .collect();
+    if !subst_refusals.is_empty() && subst_refusals.iter().any(|s| s.rejected != subst.rejected) {
+        bail!(
+            "the harness refuses some command-substitution markers and not others: {:?}",
+            seen.iter()
+                .filter(|s| substitutes(&s.m.id))
+                .map(|s| (&s.m.id, s.rejected.is_some()))
+                .collect::<Vec<_>>()
+        );
+    }
     for s in &seen {
-        if s.rejected.is_some()
-            && s.m.kind != MarkerKind::Control
-            && s.m.id != "subst"
-            && s.m.id != "backtick"
-        {
+        // A refusal with the command-substitution marker's message is that rule (`$((…))` holds
+        // `$(`); whether iec check predicts it is judged with the other markers.
+        let same_rule = reject_command_substitution.is_some() && s.rejected == reject_command_substitution;
+        if s.rejected.is_some() && s.m.kind != MarkerKind::Control && !substitutes(&s.m.id) && !same_rule {
             bail!(
                 "the harness refused marker {} ({:?}): {:?}",
                 s.m.id,
@@ -820,8 +1268,11 @@ pub fn learn_from_run(
     // Snapshot functions and aliases.
     let fns = by_id("functions");
     let fn_recs = tagged(&fns.r.probe, &fns.m.tag);
+    // A harness that refuses command substitution refuses this marker too (Gemini CLI): then
+    // no shadowing is learned, and the evidence says why.
+    let fns_refused = fns.rejected.is_some() && fns.rejected == reject_command_substitution;
     anyhow::ensure!(
-        fn_recs.last().is_some_and(|r| r == &["."]),
+        fns_refused || fn_recs.last().is_some_and(|r| r == &["."]),
         "the functions marker did not run to its end through the harness: {:?}",
         fns.r.probe
     );
@@ -845,12 +1296,7 @@ pub fn learn_from_run(
         });
     }
 
-    let tool = run
-        .requests
-        .iter()
-        .filter(|q| q.role.starts_with("main"))
-        .find_map(|q| crate::server::shell_tool_name(&q.body))
-        .context("no main-loop request listed a Bash tool")?;
+    let (tool, input_field) = h.tool(run).context("no main-loop request listed a shell tool")?;
 
     // The launch file.
     let date = utc_date(
@@ -860,17 +1306,21 @@ pub fn learn_from_run(
             .unwrap_or(0),
     );
     let os = std::env::consts::OS;
-    let id = format!("claude-code-{version}-{os}-learned");
+    let id = format!("{}-{version}-{os}-learned", h.name());
     let mut t = String::new();
     t.push_str(&format!(
-        "# Claude Code {version} on {os}, learned by `iec harness learn` from {} marker payloads run through the\n# real harness (one run, {date}); `iec harness learn --format json` prints what each marker showed.\n",
+        "# {} {version} on {os}, learned by `iec harness learn` from {} marker payloads run through the\n# real harness ({date}); `iec harness learn --format json` prints what each marker showed.\n",
+        h.title(),
         ms.len()
     ));
     t.push_str(&format!("id = {}\n", toml_str(&id)));
-    t.push_str("harness = \"claude-code\"\n");
+    t.push_str(&format!("harness = {}\n", toml_str(h.name())));
     t.push_str(&format!("version = {}\n", toml_str(version)));
     t.push_str(&format!("os = {}\n", toml_str(os)));
     t.push_str(&format!("tool = {}\n", toml_str(&tool)));
+    if let Some(f) = &input_field {
+        t.push_str(&format!("input_field = {}\n", toml_str(f)));
+    }
     t.push_str(&format!(
         "source = {}\n",
         toml_str(&format!("learned by iec harness learn from real runs on {date}"))
@@ -886,6 +1336,13 @@ pub fn learn_from_run(
                 t.push_str(&format!("{k} = {}\n", toml_str(v)));
             }
         }
+    }
+    if !chosen.steps.is_empty() {
+        t.push_str("\n[rewrite]\n");
+        t.push_str(&format!(
+            "steps = {}\n",
+            toml_array(&chosen.steps.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        ));
     }
     t.push_str("\n[wrapper]\n");
     t.push_str(&format!("template = {}\n", toml_str(&chosen.template)));
@@ -948,7 +1405,7 @@ pub fn learn_from_run(
         });
         let agrees = match s.m.kind {
             MarkerKind::Rendering | MarkerKind::Context | MarkerKind::Control => {
-                let o = observe(&s.m.id, s.r);
+                let o = h.observe(&s.m.id, s.r);
                 let p = predict(&launch, &s.m.command)?;
                 Some((p.verdict.as_str() == "corresponds") == (o.verdict == "corresponds"))
             }
@@ -978,7 +1435,9 @@ pub fn learn_from_run(
                 if login { ", login" } else { "" }
             ),
             (MarkerKind::Functions, _) => {
-                if shadowed.is_empty() {
+                if fns_refused {
+                    "refused by the command-substitution rule: no shadowing learned".to_string()
+                } else if shadowed.is_empty() {
                     "no function or alias beyond a plain bash -c's".to_string()
                 } else {
                     format!("shadowed: {}", shadow_notes.join(", "))
@@ -1014,13 +1473,14 @@ pub fn learn_from_run(
         });
     }
     Ok(Learned {
-        harness: "claude-code".into(),
+        harness: h.name().into(),
         version: version.into(),
         toml: t,
         launch,
         evidence,
         nonce: nonce.into(),
         elapsed_ms: run.elapsed_ms,
+        verification: None,
     })
 }
 

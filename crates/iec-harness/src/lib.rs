@@ -9,6 +9,7 @@ pub mod codex;
 pub mod driver;
 pub mod gemini;
 pub mod gemini_api;
+pub mod harness;
 pub mod hazard;
 pub mod learn;
 pub mod mcp_servers;

@@ -276,6 +276,9 @@ pub(crate) async fn responses(
     body: Bytes,
 ) -> Response {
     let (value, reply) = decide(&inner, &method, &uri, &body);
+    if matches!(reply, Reply::Call { .. }) {
+        inner.think().await;
+    }
     let n = inner.requests.lock().unwrap().len();
     let resp_id = format!("resp_iec_{n:06}");
     let model = model_of(&value);
@@ -332,6 +335,9 @@ pub(crate) async fn chat_completions(
     body: Bytes,
 ) -> Response {
     let (value, reply) = decide(&inner, &method, &uri, &body);
+    if matches!(reply, Reply::Call { .. }) {
+        inner.think().await;
+    }
     let n = inner.requests.lock().unwrap().len();
     let id = format!("chatcmpl-iec-{n:06}");
     let model = model_of(&value);

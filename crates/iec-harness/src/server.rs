@@ -43,6 +43,9 @@ pub struct Script {
     pub side_text: String,
     /// Called on the first main-loop request of each turn.
     pub on_turn: Option<TurnHook>,
+    /// How long the model "thinks" before each main-loop answer (a real model takes seconds;
+    /// zero answers at once). Other requests are answered at once.
+    pub think: std::time::Duration,
 }
 
 impl Script {
@@ -57,6 +60,7 @@ impl Script {
             final_text: "Done.".into(),
             side_text: "OK".into(),
             on_turn: None,
+            think: std::time::Duration::ZERO,
         }
     }
 }
@@ -104,6 +108,13 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// Waits the script's thinking time (before a main-loop answer).
+    pub(crate) async fn think(&self) {
+        if !self.script.think.is_zero() {
+            tokio::time::sleep(self.script.think).await;
+        }
+    }
+
     /// Runs the script's turn hook the first time a main-loop request of `turn` arrives.
     pub(crate) fn enter_turn(&self, turn: usize) {
         let first = {
@@ -385,6 +396,7 @@ async fn messages(
     let reply = match tool {
         Some(tool) => {
             inner.enter_turn(turn);
+            inner.think().await;
             match inner.script.commands.get(turn) {
                 Some(cmd) => Reply::ToolUse {
                     id: tool_use_id(turn),

@@ -4,13 +4,14 @@
 use crate::{Launch, Validate};
 
 /// Payload renderings a launch may name.
-pub const PAYLOADS: &[&str] = &["raw", "single-quote", "claude-code-2.1.72"];
+pub const PAYLOADS: &[&str] = &["raw", "single-quote", "claude-code-2.1.72", "claude-code-2.0.76"];
 /// Rewrite steps a launch may name.
 pub const REWRITES: &[&str] = &[
     "gemini-strip-shell-wrapper",
     "gemini-trim",
     "space-join",
     "openhands-escape-bash-special-chars",
+    "claude-code-unescape-semicolon",
 ];
 
 /// Placeholder values used when filling templates. They are fixed, machine-independent paths:
@@ -137,6 +138,16 @@ pub fn rewrite_step(step: &str, text: &str) -> (String, Option<String>) {
             });
             (t, note)
         }
+        // Claude Code's tool-input normalisation (1.0.x to 2.1.x, `command.replace(/\\\\;/g,
+        // "\\;")` after dropping a leading `cd <cwd> && `): every `\\;` becomes `\;`, in quotes
+        // or not (it undoes a model's double escaping of `find -exec … \;`).
+        "claude-code-unescape-semicolon" => {
+            let t = text.replace("\\\\;", "\\;");
+            let note = (t != text).then(|| {
+                "the harness's input normalisation replaced each \\\\; with \\; (quoted or not)".into()
+            });
+            (t, note)
+        }
         // argv-only step; see `space_join`.
         "space-join" => (text.to_string(), None),
         other => panic!("unknown rewrite step {other}"),
@@ -257,9 +268,15 @@ pub fn payload(kind: &str, text: &str, stdin_suffix: Option<&str>) -> Payload {
             changes: vec![],
             rewritten: text.to_string(),
         },
-        "claude-code-2.1.72" => {
-            use iec_shellquote::claude_code_2_1_72::{build_eval_payload, PayloadPath, StdinRedirect};
-            let p = build_eval_payload(text);
+        "claude-code-2.1.72" | "claude-code-2.0.76" => {
+            use iec_shellquote::claude_code_2_1_72::{
+                build_eval_payload, build_eval_payload_2_0_76, PayloadPath, StdinRedirect,
+            };
+            let p = if kind == "claude-code-2.0.76" {
+                build_eval_payload_2_0_76(text)
+            } else {
+                build_eval_payload(text)
+            };
             let mut changes = vec![];
             if p.null_redirect_rewritten {
                 changes.push(">nul rewritten to >/dev/null (not quote-aware)".to_string());

@@ -133,6 +133,80 @@ pub fn build_eval_payload_with(cmd: &str, use_sandbox: bool) -> EvalPayload {
     }
 }
 
+/// The `eval` payload of Claude Code **1.0.x and 2.0.x** (seen in 1.0.128 and 2.0.76 `cli.js`:
+/// `kc2`/`gc2` in 2.0.76, `JBB`/`VBB` in 1.0.128). The same quoting as 2.1.72 without its `>nul`
+/// rewrite, and a pipe rearrangement that bails out only for a backtick (not for `$(` nor a
+/// shell keyword), parses the command as it is (no line-continuation joining), and bails out
+/// to `quote([cmd, "<", "/dev/null"])` (the `\<` word appended to eval's arguments) rather
+/// than to a redirect of eval:
+///
+/// ```js
+/// F = bc2(A); E = kc2(A, F)
+/// if (!sandbox && A.includes("|") && F) E = gc2(A)
+/// function gc2(A) {
+///   if (A.includes("`")) return t6([A, "<", "/dev/null"])
+///   let Q = sI(A); if (!Q.success) return t6([A, "<", "/dev/null"])
+///   let B = Q.tokens, G = firstPipe(B); if (G <= 0) return t6([A, "<", "/dev/null"])
+///   return t6([[...hc2(B, 0, G), "< /dev/null", ...hc2(B, G, B.length)].join(" ")])
+/// }
+/// ```
+pub fn build_eval_payload_2_0_76(cmd: &str) -> EvalPayload {
+    let x = should_add_stdin_redirect(cmd);
+    let (mut payload, mut path, mut stdin_redirect) = quote_for_eval(cmd, x);
+    let mut pipe_bailout_reason = None;
+    let mut rebuilt_command = None;
+    if cmd.contains('|') && x {
+        let bail = |r| {
+            (
+                quote_strs(&[cmd, "<", "/dev/null"]),
+                PayloadPath::PipeBailout,
+                StdinRedirect::AppendedToEval,
+                Some(r),
+            )
+        };
+        let tokens = if cmd.contains('`') {
+            Err(PipeBailoutReason::Backtick)
+        } else {
+            parse_no_env(cmd).map_err(|e| PipeBailoutReason::ParseError(e.message))
+        };
+        let outcome = tokens.and_then(|tokens| {
+            match tokens.iter().position(|t| matches!(t, Token::Op(o) if o == "|")) {
+                Some(z) if z > 0 => Ok((tokens, z)),
+                _ => Err(PipeBailoutReason::NoPipeOperator),
+            }
+        });
+        match outcome {
+            Ok((tokens, z)) => {
+                let mut parts = requote_tokens(&tokens, 0, z);
+                parts.push("< /dev/null".to_owned());
+                parts.extend(requote_tokens(&tokens, z, tokens.len()));
+                let rebuilt = parts.join(" ");
+                payload = quote_str(&rebuilt);
+                rebuilt_command = Some(rebuilt);
+                path = PayloadPath::PipeRearranged;
+                stdin_redirect = StdinRedirect::InsidePipe;
+            }
+            Err(r) => {
+                let (p, pa, sr, reason) = bail(r);
+                payload = p;
+                path = pa;
+                stdin_redirect = sr;
+                pipe_bailout_reason = reason;
+            }
+        }
+    }
+    EvalPayload {
+        payload,
+        rewritten_command: cmd.to_string(),
+        null_redirect_rewritten: false,
+        add_stdin_redirect: x,
+        stdin_redirect,
+        path,
+        pipe_bailout_reason,
+        rebuilt_command,
+    }
+}
+
 /// Options for [`wrapper_with`], mirroring the inputs of `buildExecCommand`.
 #[derive(Debug, Clone, Default)]
 pub struct WrapperOptions<'a> {

@@ -89,6 +89,7 @@ fn main() {
                 probe: None,
                 hook_witness,
                 hook_command,
+                think: std::time::Duration::ZERO,
             };
             let run = match run_claude_code_with(&opts) {
                 Ok(r) => r,

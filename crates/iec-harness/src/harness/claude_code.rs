@@ -1,0 +1,42 @@
+//! Claude Code (`@anthropic-ai/claude-code`): `claude -p go --dangerously-skip-permissions`
+//! against the replay server's Messages API ([`crate::driver`]). As root, the bypass flag is
+//! refused unless `IS_SANDBOX=1`, which the driver sets (a user of a root container does the
+//! same).
+
+use super::{launch_timeout, Harness};
+use crate::agree::{observe, Observed, RunSpec};
+use crate::driver::{install_claude_code, run_claude_code_with, HarnessRun, PayloadResult, RunOptions};
+
+/// Claude Code.
+pub struct ClaudeCode;
+
+impl Harness for ClaudeCode {
+    fn name(&self) -> &'static str {
+        "claude-code"
+    }
+    fn title(&self) -> &'static str {
+        "Claude Code"
+    }
+    fn install(&self, version: &str) -> anyhow::Result<()> {
+        install_claude_code(version).map(|_| ())
+    }
+    fn run(&self, spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRun> {
+        let mut ro = RunOptions::new(&spec.version, spec.bin.clone(), commands);
+        ro.timeout = launch_timeout(spec, commands.len());
+        ro.probe = spec.probe.clone();
+        ro.think = spec.think;
+        // The harness as it is: no hook of ours in its settings.
+        ro.hook_witness = false;
+        run_claude_code_with(&ro)
+    }
+    fn observe(&self, id: &str, r: &PayloadResult) -> Observed {
+        observe(id, r)
+    }
+    fn tool(&self, run: &HarnessRun) -> Option<(String, Option<String>)> {
+        run.requests
+            .iter()
+            .filter(|q| q.role.starts_with("main"))
+            .find_map(|q| crate::server::shell_tool_name(&q.body))
+            .map(|t| (t, None))
+    }
+}
