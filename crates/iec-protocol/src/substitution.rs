@@ -856,7 +856,7 @@ fn order_insensitive(next: Option<&[Vec<Seg>]>, ends: &[Option<char>]) -> bool {
         }
         "sort" => {
             (letters.chars().all(|l| matches!(l, 'r' | 'u' | 'z'))
-                || letters.chars().all(|l| matches!(l, 'r' | 'z' | 'n' | 'f' | 'V')))
+                || letters.chars().all(|l| matches!(l, 'r' | 'z' | 'n' | 'f')))
                 && terminated(if zero { '\0' } else { '\n' })
         }
         _ => false,
