@@ -154,6 +154,13 @@ fn every_row_holds_for_the_real_programs() {
                 row.id
             );
         }
+        for e in row.escapes.chars() {
+            assert!(
+                row.commands.iter().any(|c| c.contains(&format!("\\{e}"))),
+                "row {}: escape \\{e} is in none of its commands",
+                row.id
+            );
+        }
         for command in &row.commands {
             let real = run(row, command, None);
             match row.claim {

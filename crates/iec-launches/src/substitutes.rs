@@ -77,7 +77,9 @@ pub struct Row {
     /// Its claim.
     pub claim: Claim,
     /// The condition the checker tests: `option` (one of `options` is used), `one-input`,
-    /// `passthrough`, `several-files`, `backreference`, `regex-edge`, `binary-input`,
+    /// `passthrough`, `several-files`, `backreference`, `regex-edge`, `empty-match`,
+    /// `empty-group`, `escape` (one of `escapes` follows a backslash), `line-end`,
+    /// `invert-with`, `max-count-context`, `directory-operand`, `binary-input`,
     /// `order-insensitive`, `ordered-output`, `no-output`.
     pub when: String,
     /// What it says, in words.
@@ -85,6 +87,9 @@ pub struct Row {
     /// The options it covers (short letters, long names without `--`, find primaries).
     #[serde(default)]
     pub options: Vec<String>,
+    /// The characters it covers after a backslash in a regular expression (`\w`, `\d`, …).
+    #[serde(default)]
+    pub escapes: String,
     /// Standard input of its commands (default: empty).
     #[serde(default)]
     pub stdin: String,
@@ -117,6 +122,13 @@ impl Table {
         self.rows
             .iter()
             .filter(move |r| r.program == program && r.when == when)
+    }
+
+    /// The row of `program` that covers the escape `\c`.
+    pub fn escape_row(&self, program: &str, c: char) -> Option<&Row> {
+        self.rows
+            .iter()
+            .find(|r| r.program == program && r.escapes.contains(c))
     }
 
     /// The row of `program` that covers `option`.
@@ -179,6 +191,14 @@ mod tests {
             for r in &t.rows {
                 assert!(t.program(&r.program).is_some(), "{}", r.id);
                 assert!(!r.commands.is_empty(), "{}", r.id);
+                for c in r.escapes.chars() {
+                    let owners = t
+                        .rows
+                        .iter()
+                        .filter(|x| x.program == r.program && x.escapes.contains(c))
+                        .count();
+                    assert_eq!(owners, 1, "escape \\{c} of {}", r.program);
+                }
                 for o in &r.options {
                     let owners: Vec<&str> = t
                         .rows

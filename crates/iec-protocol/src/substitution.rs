@@ -280,6 +280,8 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     let mut operands: Vec<String> = Vec::new();
     let mut fixed = false;
     let mut ere = false;
+    // The options used, by short letter (long names mapped to theirs).
+    let mut used: Vec<char> = Vec::new();
     let mut i = 0;
     let mut options_done = false;
     let mut option = |j: &mut Judgement, shown: &str, key: &str, value: Option<&str>| {
@@ -289,6 +291,22 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
             "G" | "basic-regexp" => (ere, fixed) = (false, false),
             _ => {}
         }
+        let letter = match key {
+            "invert-match" => Some('v'),
+            "only-matching" => Some('o'),
+            "count" => Some('c'),
+            "quiet" | "silent" => Some('q'),
+            "files-with-matches" => Some('l'),
+            "files-without-match" => Some('L'),
+            "line-regexp" => Some('x'),
+            "word-regexp" => Some('w'),
+            "max-count" => Some('m'),
+            "after-context" => Some('A'),
+            "context" => Some('C'),
+            k if k.chars().count() == 1 => k.chars().next(),
+            _ => None,
+        };
+        used.extend(letter);
         // Values the rows do not show are not covered by them.
         let covered = match key {
             "d" | "directories" => value == Some("recurse"),
@@ -356,15 +374,79 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         }
         patterns.push(operands.remove(0));
     }
-    if !fixed {
-        for p in &patterns {
-            if let Some(issue) = regex_issue(p, ere) {
-                j.when(table, "grep", issue);
+    let has = |c: char| used.contains(&c);
+    // A newline separates patterns.
+    let patterns: Vec<&str> = patterns.iter().flat_map(|p| p.split('\n')).collect();
+    let mut line_end = has('x');
+    for p in patterns {
+        let class = if fixed {
+            Pattern {
+                nullable: p.is_empty(),
+                ..Pattern::default()
+            }
+        } else {
+            pattern(p, ere)
+        };
+        for issue in &class.issues {
+            j.when(table, "grep", issue);
+        }
+        j.unknown.extend(class.unknown.iter().cloned());
+        for c in &class.escapes {
+            match table.escape_row("grep", *c) {
+                Some(r) => {
+                    let id = r.id.clone();
+                    j.row(table, &id);
+                }
+                None => j.unknown.push(format!(
+                    "`\\{c}` is in no row of the substitution table, so whether the substitute reads it as grep does is not shown"
+                )),
+            }
+        }
+        line_end |= class.dollar;
+        if class.nullable {
+            // The substitute drops empty matches unless the pattern starts with `^` or ends
+            // with `$`; with -o or -w it differs even then.
+            let anchored =
+                has('x') || p.is_empty() || p.starts_with('^') || (p.ends_with('$') && !p.ends_with("\\$"));
+            if has('o') || has('w') || !anchored && !p.chars().all(|c| c == '.' || c == '*') {
+                j.when(table, "grep", "empty-match");
+            } else if !anchored || class.alternation {
+                j.unknown.push(format!(
+                    "the pattern `{p}` can match the empty string, and no row shows this form"
+                ));
             }
         }
     }
+    if line_end {
+        // Whether an input line ends in CR LF is not known from the call.
+        for r in table.rows_when("grep", "line-end") {
+            j.unknown.push(format!(
+                "{} ({}); whether an input line ends in CR LF is known only at run time",
+                r.note, r.id
+            ));
+            if !j.rows.contains(&r.id) {
+                j.rows.push(r.id.clone());
+            }
+        }
+    }
+    if has('v') && (has('o') && !has('c') || has('q') || has('l') || has('L')) {
+        j.when(table, "grep", "invert-with");
+    }
+    if has('m') && (has('A') || has('C')) {
+        j.when(table, "grep", "max-count-context");
+    }
     if operands.len() >= 2 {
         j.when(table, "grep", "several-files");
+    }
+    // A directory operand: the substitute searches it recursively, GNU grep reports it.
+    let directory = |o: &str| {
+        matches!(o, "." | ".." | "/") || o.ends_with('/') || o.ends_with("/.") || o.ends_with("/..")
+    };
+    if operands.iter().any(|o| directory(o)) {
+        j.when(table, "grep", "directory-operand");
+    } else if operands.iter().any(|o| o != "-") {
+        j.caveats
+            .extend(table.rows_when("grep", "directory-operand").map(|r| r.id.clone()));
     }
     if j.differs.is_empty() && j.unknown.is_empty() {
         j.when(table, "grep", "one-input");
@@ -373,105 +455,261 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         .extend(table.rows_when("grep", "binary-input").map(|r| r.id.clone()));
 }
 
-/// What in a basic (`ere` false) or extended regular expression GNU grep and the substitute
-/// read differently: `backreference` or `regex-edge` (a repetition of nothing, an empty
-/// alternative, `{,n}`).
-pub fn regex_issue(p: &str, ere: bool) -> Option<&'static str> {
+/// What the table needs to know of one basic (`ere` false) or extended regular expression.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Pattern {
+    /// Conditions of `differs` rows it meets: `backreference`, `regex-edge` (a repetition of
+    /// nothing, an empty alternative, `{,n}`), `empty-group`.
+    pub issues: Vec<&'static str>,
+    /// The characters that follow a backslash outside the syntax's operators (`w` of `\w`).
+    pub escapes: Vec<char>,
+    /// It can match the empty string.
+    pub nullable: bool,
+    /// It uses the `$` anchor.
+    pub dollar: bool,
+    /// It has an alternation.
+    pub alternation: bool,
+    /// Forms the table does not read.
+    pub unknown: Vec<String>,
+}
+
+/// Reads a GNU basic (`ere` false) or extended regular expression for [`Pattern`].
+pub fn pattern(p: &str, ere: bool) -> Pattern {
     let c: Vec<char> = p.chars().collect();
-    let mut i = 0;
-    // Something a repetition can follow; the last token was a repetition.
-    let mut atom = false;
-    let mut repeated = false;
-    while i < c.len() {
-        let ch = c[i];
-        let escaped = ch == '\\' && i + 1 < c.len();
-        let op = if escaped { c[i + 1] } else { ch };
-        i += if escaped { 2 } else { 1 };
-        // Which operator it is in this syntax (BRE writes \( \) \| \{ \+ \?, ERE without \).
-        let special = |x: char| {
-            if ere {
-                !escaped && matches!(x, '(' | ')' | '|' | '{' | '+' | '?' | '*')
-            } else {
-                (escaped && matches!(x, '(' | ')' | '|' | '{' | '+' | '?')) || (!escaped && x == '*')
-            }
-        };
-        if escaped && op.is_ascii_digit() && op != '0' {
-            return Some("backreference");
+    let mut r = Parser {
+        c: &c,
+        i: 0,
+        ere,
+        out: Pattern::default(),
+    };
+    r.out.nullable = r.alternation(0);
+    if r.i < c.len() {
+        // An unmatched closing group.
+        r.issue("regex-edge");
+    }
+    r.out
+}
+
+struct Parser<'a> {
+    c: &'a [char],
+    i: usize,
+    ere: bool,
+    out: Pattern,
+}
+
+impl Parser<'_> {
+    fn issue(&mut self, i: &'static str) {
+        if !self.out.issues.contains(&i) {
+            self.out.issues.push(i);
         }
-        if !escaped && op == '[' {
-            // A bracket expression: `]` first (after `^`) is literal, `[:…:]` classes inside.
-            let mut k = i;
-            if c.get(k) == Some(&'^') {
-                k += 1;
-            }
-            if c.get(k) == Some(&']') {
-                k += 1;
-            }
-            while k < c.len() && c[k] != ']' {
-                if c[k] == '[' && matches!(c.get(k + 1), Some(':') | Some('.') | Some('=')) {
-                    let close = c.get(k + 1).copied().unwrap_or(':');
-                    k += 2;
-                    while k + 1 < c.len() && !(c[k] == close && c[k + 1] == ']') {
-                        k += 1;
-                    }
-                    k += 2;
-                } else {
-                    k += 1;
-                }
-            }
-            i = k + 1;
-            (atom, repeated) = (true, false);
-            continue;
+    }
+
+    fn unknown(&mut self, why: String) {
+        if !self.out.unknown.contains(&why) {
+            self.out.unknown.push(why);
         }
-        if special(op) {
-            match op {
-                '(' => (atom, repeated) = (false, false),
-                ')' => (atom, repeated) = (true, false),
-                '|' => {
-                    if !atom {
-                        return Some("regex-edge");
+    }
+
+    /// The operator at `i` (`(`, `)`, `|`, `{`, `+`, `?`, `*`) in this syntax, and its length.
+    fn op(&self, i: usize) -> Option<(char, usize)> {
+        let ch = *self.c.get(i)?;
+        if ch == '*' {
+            return Some(('*', 1));
+        }
+        if self.ere {
+            matches!(ch, '(' | ')' | '|' | '{' | '+' | '?').then_some((ch, 1))
+        } else if ch == '\\' {
+            let n = *self.c.get(i + 1)?;
+            matches!(n, '(' | ')' | '|' | '{' | '+' | '?').then_some((n, 2))
+        } else {
+            None
+        }
+    }
+
+    /// Alternatives up to a closing group or the end; whether it can match empty.
+    fn alternation(&mut self, depth: usize) -> bool {
+        let mut nullable = false;
+        let mut branches = 0;
+        loop {
+            let (empty, n) = self.sequence(depth);
+            branches += 1;
+            nullable |= n;
+            match self.op(self.i) {
+                Some(('|', len)) => {
+                    self.out.alternation = true;
+                    if empty {
+                        self.issue("regex-edge");
                     }
-                    (atom, repeated) = (false, false);
-                }
-                '{' => {
-                    if !atom || repeated {
-                        return Some("regex-edge");
-                    }
-                    let close: String = if ere { "}".into() } else { "\\}".into() };
-                    let rest: String = c[i..].iter().collect();
-                    let end = rest.find(&close)?;
-                    let body = &rest[..end];
-                    if body.starts_with(',')
-                        || body.is_empty()
-                        || !body.chars().all(|x| x.is_ascii_digit() || x == ',')
-                    {
-                        return Some("regex-edge");
-                    }
-                    i += body.chars().count() + close.chars().count();
-                    repeated = true;
+                    self.i += len;
                 }
                 _ => {
-                    // `*`, `+`, `?`
-                    if !atom || repeated {
-                        return Some("regex-edge");
+                    if empty {
+                        if branches > 1 {
+                            self.issue("regex-edge");
+                        } else if depth > 0 {
+                            self.issue("empty-group");
+                        }
                     }
-                    repeated = true;
+                    return nullable;
                 }
             }
-            continue;
         }
-        if !escaped && op == '^' {
-            // An anchor where it starts the expression (or a group or alternative).
-            if !atom {
-                continue;
+    }
+
+    /// One alternative: (whether it is empty, whether it can match empty).
+    fn sequence(&mut self, depth: usize) -> (bool, bool) {
+        let start = self.i;
+        let mut nullable = true;
+        // Something a repetition can follow; the last item was a repetition.
+        let mut atom: Option<bool> = None;
+        let mut repeated = false;
+        while self.i < self.c.len() {
+            if let Some((op, len)) = self.op(self.i) {
+                match op {
+                    ')' if depth > 0 => break,
+                    '|' => break,
+                    ')' => {
+                        // An unmatched `)` in an extended expression.
+                        self.unknown("an unmatched `)`".into());
+                        self.i += len;
+                        continue;
+                    }
+                    '(' => {
+                        self.i += len;
+                        let n = self.alternation(depth + 1);
+                        match self.op(self.i) {
+                            Some((')', l)) => self.i += l,
+                            _ => self.unknown("an unclosed group".into()),
+                        }
+                        if let Some(prev) = atom.take() {
+                            nullable &= prev;
+                        }
+                        atom = Some(n);
+                        repeated = false;
+                        continue;
+                    }
+                    _ => {
+                        // `*`, `+`, `?`, `{…}`
+                        self.i += len;
+                        if atom.is_none() || repeated {
+                            self.issue("regex-edge");
+                            continue;
+                        }
+                        let mut zero = op == '*' || op == '?';
+                        if op == '{' {
+                            let close: &[char] = if self.ere { &['}'] } else { &['\\', '}'] };
+                            let rest = &self.c[self.i..];
+                            let Some(end) = rest.windows(close.len()).position(|w| w == close) else {
+                                self.unknown("an unclosed interval".into());
+                                self.i = self.c.len();
+                                continue;
+                            };
+                            let body: String = rest[..end].iter().collect();
+                            if body.is_empty()
+                                || body.starts_with(',')
+                                || !body.chars().all(|x| x.is_ascii_digit() || x == ',')
+                            {
+                                self.issue("regex-edge");
+                            }
+                            zero = body.split(',').next().is_some_and(|m| m.parse() == Ok(0u32));
+                            self.i += end + close.len();
+                        }
+                        if zero {
+                            atom = Some(true);
+                        }
+                        repeated = true;
+                        continue;
+                    }
+                }
+            }
+            let ch = self.c[self.i];
+            let item_nullable = if ch == '\\' && self.i + 1 < self.c.len() {
+                let e = self.c[self.i + 1];
+                self.i += 2;
+                if e.is_ascii_digit() && e != '0' {
+                    self.issue("backreference");
+                    false
+                } else {
+                    if !self.out.escapes.contains(&e) {
+                        self.out.escapes.push(e);
+                    }
+                    matches!(e, '<' | '>' | 'b' | 'B')
+                }
+            } else if ch == '[' {
+                self.bracket();
+                false
+            } else if ch == '^' {
+                self.i += 1;
+                if atom.is_some() || (self.ere && self.i - 1 != start) {
+                    if self.ere {
+                        self.unknown("a `^` that does not start the expression".into());
+                    }
+                    // A literal `^` in a basic expression.
+                    false
+                } else {
+                    // The anchor: matches empty, and a `*` after it is literal.
+                    continue;
+                }
+            } else if ch == '$' {
+                self.i += 1;
+                let last =
+                    self.i == self.c.len() || matches!(self.op(self.i), Some((')', _)) | Some(('|', _)));
+                if last {
+                    self.out.dollar = true;
+                    continue;
+                } else {
+                    if self.ere {
+                        self.unknown("a `$` that does not end the expression".into());
+                    }
+                    false
+                }
+            } else {
+                self.i += 1;
+                false
+            };
+            if let Some(prev) = atom.take() {
+                nullable &= prev;
+            }
+            atom = Some(item_nullable);
+            repeated = false;
+        }
+        if let Some(prev) = atom {
+            nullable &= prev;
+        }
+        (self.i == start, nullable)
+    }
+
+    /// A bracket expression starting at `[`: `]` first (after `^`) is literal, `[:…:]` classes
+    /// inside; a backslash inside is read otherwise by the substitute.
+    fn bracket(&mut self) {
+        let c = self.c;
+        let mut k = self.i + 1;
+        if c.get(k) == Some(&'^') {
+            k += 1;
+        }
+        if c.get(k) == Some(&']') {
+            k += 1;
+        }
+        while k < c.len() && c[k] != ']' {
+            if c[k] == '\\' {
+                self.unknown("a backslash in a bracket expression (GNU grep reads it as itself)".into());
+            }
+            if c[k] == '[' && matches!(c.get(k + 1), Some(':') | Some('.') | Some('=')) {
+                let close = c[k + 1];
+                k += 2;
+                while k + 1 < c.len() && !(c[k] == close && c[k + 1] == ']') {
+                    k += 1;
+                }
+                k += 2;
+            } else {
+                k += 1;
             }
         }
-        (atom, repeated) = (true, false);
+        if k >= c.len() {
+            self.unknown("an unclosed bracket expression".into());
+        }
+        self.i = k + 1;
     }
-    if !atom && (c.last() == Some(&'|') || p.ends_with("\\|")) {
-        return Some("regex-edge");
-    }
-    None
 }
 
 fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut Judgement) {
@@ -491,16 +729,32 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
     }
     let mut output = false;
     let mut action = false;
+    // How each record printed ends (`\n`, `\0`), `None` when a record's end or place does not
+    // survive reordering (no terminator, several names on one line, a command's side effects).
+    let mut ends: Vec<Option<char>> = Vec::new();
     while i < args.len() {
         let p = args[i].clone();
         i += 1;
         if matches!(p.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let start = i;
             while i < args.len() && args[i] != ";" && args[i] != "+" {
                 i += 1;
             }
+            let batched = args.get(i).is_some_and(|a| a == "+");
+            ends.push(exec_end(&args[start..i.min(args.len())], batched));
             i += 1;
         } else if program.primaries_with_arg.contains(&p) {
+            if p == "-printf" {
+                ends.push(args.get(i).and_then(|f| printf_end(f)));
+            }
             i += 1;
+        }
+        match p.as_str() {
+            "-print" | "-ls" => ends.push(Some('\n')),
+            "-print0" => ends.push(Some('\0')),
+            // They write files, in traversal order.
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => ends.push(None),
+            _ => {}
         }
         if matches!(
             p.as_str(),
@@ -526,27 +780,85 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
     }
     if !output && !action {
         output = true;
+        ends.push(Some('\n'));
     }
     if !output {
         j.when(table, "find", "no-output");
-    } else if !c.stdout_redirected && order_insensitive(c.piped_to.as_deref()) {
+    } else if !c.stdout_redirected && order_insensitive(c.piped_to.as_deref(), &ends) {
         j.when(table, "find", "order-insensitive");
     } else {
         j.when(table, "find", "ordered-output");
     }
 }
 
-/// Whether a pipeline's next command reads its input in any order: `sort` (not merging
-/// presorted input) or `wc`.
-fn order_insensitive(next: Option<&[Vec<Seg>]>) -> bool {
+/// How a `-printf` format's output ends: the escape it ends with (`\n`, `\0`), `None` without
+/// one or with `\c` (which stops the output).
+fn printf_end(format: &str) -> Option<char> {
+    if format.contains("\\c") {
+        return None;
+    }
+    if format.ends_with("\\n") && !format.ends_with("\\\\n") {
+        Some('\n')
+    } else if format.ends_with("\\0") && !format.ends_with("\\\\0") {
+        Some('\0')
+    } else {
+        None
+    }
+}
+
+/// How the output of an `-exec` command ends, when it prints complete lines and changes
+/// nothing: `echo` and `basename` of one name a line; `grep` and `wc` print lines of their own
+/// (also with `+`, which gives one command several names). Any other command may have effects
+/// in traversal order, or print several names on one line.
+fn exec_end(words: &[String], batched: bool) -> Option<char> {
+    let (name, rest) = words.split_first()?;
+    let options = rest.iter().any(|w| w.starts_with('-'));
+    match name.as_str() {
+        "echo" | "basename" if !batched && !options => Some('\n'),
+        "grep" | "wc" => Some('\n'),
+        _ => None,
+    }
+}
+
+/// Whether a pipeline's next command reads the records find prints (each ending in `ends`) in
+/// any order: `wc`, or `sort` without options that keep the input order of equal lines (`-s`,
+/// `-u` with keys or folding, `-m`) and with the record terminator find uses.
+fn order_insensitive(next: Option<&[Vec<Seg>]>, ends: &[Option<char>]) -> bool {
     let Some(words) = next else { return false };
     let words: Option<Vec<String>> = words.iter().map(|w| literal(w)).collect();
     let Some(words) = words else { return false };
-    match words.first().map(String::as_str) {
-        Some("wc") => true,
-        Some("sort") => !words[1..]
-            .iter()
-            .any(|w| w == "--merge" || (w.starts_with('-') && !w.starts_with("--") && w.contains('m'))),
+    let (name, options) = match words.split_first() {
+        Some((n, o)) => (n.as_str(), o),
+        None => return false,
+    };
+    let mut letters = String::new();
+    for o in options {
+        match o.as_str() {
+            "--reverse" => letters.push('r'),
+            "--unique" => letters.push('u'),
+            "--zero-terminated" => letters.push('z'),
+            "--lines" => letters.push('l'),
+            "--bytes" => letters.push('c'),
+            o if o.starts_with('-') && !o.starts_with("--") && o.len() > 1 => letters.push_str(&o[1..]),
+            // An operand (a file to read instead) or another long option.
+            _ => return false,
+        }
+    }
+    let zero = letters.contains('z');
+    let terminated = |t: char| ends.iter().all(|e| *e == Some(t));
+    match name {
+        // Counting lines or bytes does not depend on order; words only when records end in `\n`.
+        "wc" => {
+            letters.chars().all(|l| matches!(l, 'l' | 'c'))
+                && !letters.is_empty()
+                && ends.iter().all(Option::is_some)
+                || letters.chars().all(|l| matches!(l, 'l' | 'c' | 'w')) && terminated('\n')
+        }
+        "sort" => {
+            (letters.chars().all(|l| matches!(l, 'r' | 'u' | 'z'))
+                || letters.chars().all(|l| matches!(l, 'r' | 'z' | 'n' | 'f')))
+                && terminated(if zero { '\0' } else { '\n' })
+        }
         _ => false,
     }
 }
@@ -557,29 +869,86 @@ mod tests {
 
     #[test]
     fn regular_expressions() {
+        let issues = |p: &str, ere: bool| pattern(p, ere).issues;
         for (p, ere, want) in [
-            ("TODO", false, None),
-            ("a.b*c", false, None),
-            ("\\(foo\\)\\1", false, Some("backreference")),
-            ("(foo)\\1", true, Some("backreference")),
-            ("*a", false, Some("regex-edge")),
-            ("a**", false, Some("regex-edge")),
-            ("\\|foo", false, Some("regex-edge")),
-            ("+a", true, Some("regex-edge")),
-            ("a++", true, Some("regex-edge")),
-            ("a{,2}x", true, Some("regex-edge")),
-            ("a{2}", true, None),
-            ("a{2}", false, None),
-            ("a\\{2\\}", false, None),
-            ("TODO \\(a\\|b\\)", false, None),
-            ("TODO (a|b)", true, None),
-            ("[[:digit:]]\\+", false, None),
-            ("[]*]*", false, None),
-            ("^foo$", false, None),
-            ("x+", false, None),
-            ("[status] $ok", false, None),
+            ("TODO", false, vec![]),
+            ("a.b*c", false, vec![]),
+            ("\\(foo\\)\\1", false, vec!["backreference"]),
+            ("(foo)\\1", true, vec!["backreference"]),
+            ("*a", false, vec!["regex-edge"]),
+            ("^*a", false, vec!["regex-edge"]),
+            ("a**", false, vec!["regex-edge"]),
+            ("\\|foo", false, vec!["regex-edge"]),
+            ("foo|", true, vec!["regex-edge"]),
+            ("x(a|)y", true, vec!["regex-edge"]),
+            ("+a", true, vec!["regex-edge"]),
+            ("a++", true, vec!["regex-edge"]),
+            ("a{,2}x", true, vec!["regex-edge"]),
+            ("()", true, vec!["empty-group"]),
+            ("\\(\\)", false, vec!["empty-group"]),
+            ("a()b", true, vec!["empty-group"]),
+            ("()", false, vec![]),
+            ("a{2}", true, vec![]),
+            ("a{2}", false, vec![]),
+            ("a\\{2\\}", false, vec![]),
+            ("TODO \\(a\\|b\\)", false, vec![]),
+            ("TODO (a|b)", true, vec![]),
+            ("[[:digit:]]\\+", false, vec![]),
+            ("[]*]*", false, vec![]),
+            ("^foo$", false, vec![]),
+            ("x+", false, vec![]),
+            ("[status] $ok", false, vec![]),
         ] {
-            assert_eq!(regex_issue(p, ere), want, "{p} ere={ere}");
+            assert_eq!(issues(p, ere), want, "{p} ere={ere}");
         }
+    }
+
+    #[test]
+    fn empty_matches_escapes_and_anchors() {
+        for (p, ere, nullable) in [
+            ("a*", false, true),
+            ("z*", false, true),
+            ("", false, true),
+            ("()", true, true),
+            ("\\<", false, true),
+            ("^", false, true),
+            ("^$", false, true),
+            (".\\?", false, true),
+            ("(x|y)*", true, true),
+            ("a\\{0,2\\}", false, true),
+            ("a*b", false, false),
+            ("\\<bar", false, false),
+            ("x*$", false, true),
+            ("a\\{2\\}", false, false),
+            ("(a|b)", true, false),
+            ("\\d", false, false),
+        ] {
+            assert_eq!(pattern(p, ere).nullable, nullable, "{p} ere={ere}");
+        }
+        assert_eq!(pattern("\\d\\t\\w", false).escapes, vec!['d', 't', 'w']);
+        assert_eq!(pattern("\\(a\\)\\+", false).escapes, Vec::<char>::new());
+        assert_eq!(pattern("\\(a\\)\\+", true).escapes, vec!['(', ')', '+']);
+        assert!(pattern("end$", false).dollar);
+        assert!(pattern("a\\|b$", false).dollar);
+        assert!(!pattern("$ok", false).dollar);
+        assert!(!pattern("[status] $ok", false).dollar);
+        assert!(!pattern("[\\d]", false).unknown.is_empty());
+    }
+
+    #[test]
+    fn find_output_ends() {
+        assert_eq!(printf_end("%p\\n"), Some('\n'));
+        assert_eq!(printf_end("%p %s\\n"), Some('\n'));
+        assert_eq!(printf_end("%p\\0"), Some('\0'));
+        assert_eq!(printf_end("%p\\c"), None);
+        assert_eq!(printf_end("%p"), None);
+        let w = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(exec_end(&w(&["echo", "{}"]), false), Some('\n'));
+        assert_eq!(exec_end(&w(&["echo", "{}"]), true), None);
+        assert_eq!(
+            exec_end(&w(&["sh", "-c", "echo $1 >> L", "_", "{}"]), false),
+            None
+        );
+        assert_eq!(exec_end(&w(&["grep", "-l", "x", "{}"]), true), Some('\n'));
     }
 }
