@@ -377,55 +377,6 @@ pub fn without_heredocs(canonical: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn judge(canonical: &str) -> Vec<Stdin> {
-        readers(&crate::action::action(&without_heredocs(canonical)).expect("readable"))
-    }
-
-    #[test]
-    fn readers_of_the_terminal() {
-        assert_eq!(
-            judge("head -n1"),
-            [Stdin::Reads("`head` without a file operand".into())]
-        );
-        assert_eq!(judge("read -r x"), [Stdin::Reads("`read`".into())]);
-        assert_eq!(
-            judge("cat"),
-            [Stdin::Reads("`cat` without a file operand".into())]
-        );
-        assert_eq!(
-            judge("grep x"),
-            [Stdin::Reads("`grep` without a file operand".into())]
-        );
-        assert_eq!(judge("make"), [Stdin::Maybe("`make`".into())]);
-        assert_eq!(
-            judge("echo $(cat)"),
-            [Stdin::Maybe("the command substitution `$(cat)`".into())]
-        );
-    }
-
-    #[test]
-    fn commands_whose_input_is_not_the_terminal() {
-        for c in [
-            "cd /tmp; ls -la",
-            "cat file.txt",
-            "grep x file",
-            "head < f",
-            "echo a | head -n1",
-            "while read l; do\n    echo $l;\ndone < f",
-            "cat f | while read l; do\n    echo $l;\ndone",
-            "cat > f <<'EOF'\nhead\nEOF\n",
-            "cat <<-EOF > f\n\tx $y\n\tEOF\n",
-            "mkdir -p a && touch a/b",
-        ] {
-            assert_eq!(judge(c), [], "{c}");
-        }
-    }
-}
-
 /// Variables an interactive shell acts on between the commands of a terminal launch, and
 /// `bash -c` never: the prompt commands it runs (`PROMPT_COMMAND`, `PS0`, `$(…)` in `PS1`),
 /// the prompt the harness waits for, and the history character (red team round 7:
@@ -518,4 +469,53 @@ pub fn interactive_state(tokens: &[Token], before_more_lines: bool) -> Option<St
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judge(canonical: &str) -> Vec<Stdin> {
+        readers(&crate::action::action(&without_heredocs(canonical)).expect("readable"))
+    }
+
+    #[test]
+    fn readers_of_the_terminal() {
+        assert_eq!(
+            judge("head -n1"),
+            [Stdin::Reads("`head` without a file operand".into())]
+        );
+        assert_eq!(judge("read -r x"), [Stdin::Reads("`read`".into())]);
+        assert_eq!(
+            judge("cat"),
+            [Stdin::Reads("`cat` without a file operand".into())]
+        );
+        assert_eq!(
+            judge("grep x"),
+            [Stdin::Reads("`grep` without a file operand".into())]
+        );
+        assert_eq!(judge("make"), [Stdin::Maybe("`make`".into())]);
+        assert_eq!(
+            judge("echo $(cat)"),
+            [Stdin::Maybe("the command substitution `$(cat)`".into())]
+        );
+    }
+
+    #[test]
+    fn commands_whose_input_is_not_the_terminal() {
+        for c in [
+            "cd /tmp; ls -la",
+            "cat file.txt",
+            "grep x file",
+            "head < f",
+            "echo a | head -n1",
+            "while read l; do\n    echo $l;\ndone < f",
+            "cat f | while read l; do\n    echo $l;\ndone",
+            "cat > f <<'EOF'\nhead\nEOF\n",
+            "cat <<-EOF > f\n\tx $y\n\tEOF\n",
+            "mkdir -p a && touch a/b",
+        ] {
+            assert_eq!(judge(c), [], "{c}");
+        }
+    }
 }

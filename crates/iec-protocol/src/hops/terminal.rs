@@ -372,11 +372,7 @@ fn interactive_effect(
             if words.first().and_then(|w| w.as_deref()) != Some("eval") {
                 continue;
             }
-            let Some(inner) = words[1..]
-                .iter()
-                .map(|w| w.clone())
-                .collect::<Option<Vec<String>>>()
-            else {
+            let Some(inner) = words[1..].iter().cloned().collect::<Option<Vec<String>>>() else {
                 continue;
             };
             let inner = inner.join(" ");
