@@ -129,3 +129,23 @@ fn agree_on(payloads: &[Payload]) {
          prediction that the real harness contradicts; see crates/iec-harness/README.md):\n{failures}"
     );
 }
+
+/// The learner found that every Claude Code from 1.0.128 on replaces the tool input's `\\;` with
+/// `\;` (a model's double escaping of `find -exec … \;`); the built-in 2.1.72 and 2.1.332 launches
+/// said "corresponds" for these until they got the step. Observed with the real harnesses.
+#[test]
+fn double_escaped_semicolons_were_corresponds() {
+    let payloads: Vec<Payload> = [
+        ("semi-quoted", r"argvprobe '\\;#;'"),
+        ("semi-bare", r"argvprobe a\\;b"),
+        ("semi-find", r"argvprobe -exec echo {} \\;"),
+        ("semi-single", r"argvprobe -exec echo {} \;"),
+    ]
+    .into_iter()
+    .map(|(id, command)| Payload {
+        id: id.into(),
+        command: command.into(),
+    })
+    .collect();
+    agree_on(&payloads);
+}

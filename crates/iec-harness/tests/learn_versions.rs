@@ -162,6 +162,15 @@ fn learned_claude_code_2_0_76_agrees_with_real_runs() {
     );
 }
 
+/// One more version of the 2.0 line (the issue asks for one besides 2.0.76): the middle of it.
+#[test]
+fn learned_claude_code_2_0_30_agrees_with_real_runs() {
+    let Some(l) = learn_and_agree("claude-code@2.0.30", None) else {
+        return;
+    };
+    assert_claude_code_pre_2_1(&l);
+}
+
 #[test]
 fn learned_claude_code_1_0_128_agrees_with_real_runs() {
     let Some(l) = learn_and_agree("claude-code@1.0.128", None) else {

@@ -264,23 +264,13 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
     // aliases that reach the later lines, the history character.
     let body = typed.read.trim_end_matches('\n').to_string();
     let prefix = complete_prefix(run, &body)?;
-    if let Some(what) = interactive_effect(run, &body, prefix.as_deref(), 0)? {
-        let detail = format!("{what} acts on the interactive shell the text is typed into as `bash -c` never would: its prompts run commands and are what the harness waits for, and key bindings, aliases, reading options and the history character reach the lines typed after it");
-        run.diverge(
-            Hop::Terminal,
-            witness,
-            receipt,
-            Mechanism::Other,
-            true,
-            &designed,
-            &typed.read,
-            detail,
-        );
-        return Ok(Flow::Stop);
-    }
+    let effect = interactive_effect(run, &body, prefix.as_deref(), 0)?.map(|what| (true, format!("{what} acts on the interactive shell the text is typed into as `bash -c` never would: its prompts run commands and are what the harness waits for, and key bindings, aliases, reading options and the history character reach the lines typed after it")));
     // Lines typed after a command that reads the terminal are its input, not commands.
-    if let Some((certain, why, line)) = typed_ahead(run, prefix.as_deref())? {
-        let detail = format!("typed line {line} runs before the lines after it are read, and {why} reads the terminal: the lines typed after it are its input, not commands (and the harness's completion marker with them)");
+    let effect = match effect {
+        Some(e) => Some(e),
+        None => typed_ahead(run, prefix.as_deref())?.map(|(certain, why, line)| (certain, format!("typed line {line} runs before the lines after it are read, and {why} reads the terminal: the lines typed after it are its input, not commands (and the harness's completion marker with them)"))),
+    };
+    if let Some((certain, detail)) = effect {
         if certain {
             run.diverge(
                 Hop::Terminal,
