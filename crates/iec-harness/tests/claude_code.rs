@@ -3,7 +3,8 @@
 //! fails with the npm error, unless `IEC_SKIP_HARNESS=1` (or the project-wide `IEC_SKIP_NPM=1`) is
 //! set: then it prints `SKIPPED: …` and passes.
 
-use std::io::Write;
+mod support;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -14,23 +15,12 @@ const FOUR: &str = r#"argvprobe 'a != b' "x ! y" 'M\\N' '$HOME'"#;
 const PID: &str = r#"argvprobe "PID=$$" | cat"#;
 const CRLF: &str = "argvprobe a\r\nargvprobe b";
 
-fn skip_reason() -> Option<&'static str> {
-    ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
-        .into_iter()
-        .find(|var| std::env::var(var).is_ok_and(|v| v == "1"))
-}
-
 fn run(version: &str, payloads: &[&str]) -> Option<HarnessRun> {
     let t = Instant::now();
     if let Err(e) = install_claude_code(version) {
         let why = format!("installing @anthropic-ai/claude-code@{version} with npm failed: {e:#}");
-        if let Some(var) = skip_reason() {
-            // Written to the real stderr (not captured by the test harness), so the skip shows.
-            let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
-            println!("SKIPPED: {why} ({var}=1)");
-            return None;
-        }
-        panic!("{why}\n(set IEC_SKIP_HARNESS=1 to skip the real-harness tests when npm cannot install)");
+        support::skip_or_panic(&why, support::HARNESS_SKIP);
+        return None;
     }
     let install_ms = t.elapsed().as_millis();
     let mut opts = RunOptions::new(version, None, payloads);

@@ -3,6 +3,8 @@
 //! When the install fails, the test fails with the npm error, unless `IEC_SKIP_CODEX=1` (or the
 //! project-wide `IEC_SKIP_HARNESS=1` / `IEC_SKIP_NPM=1`) is set: then it prints `SKIPPED: …`.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -20,23 +22,13 @@ const HEREDOC: &str = "argvprobe \"$(cat <<'EOF'\nhello $USER 'q' \"d\"\nEOF\n)\
 const CRLF: &str = "argvprobe a\r\nargvprobe b";
 const PRINTF: &str = r#"printf '%s\n' 'x != y' "it's""#;
 
-fn skip_reason() -> Option<&'static str> {
-    ["IEC_SKIP_CODEX", "IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
-        .into_iter()
-        .find(|var| std::env::var(var).is_ok_and(|v| v == "1"))
-}
-
 /// Installs Codex (reused when present); `false` when the install failed and a skip variable
 /// is set.
 fn install_or_skip() -> bool {
     if let Err(e) = install_codex(CODEX_VERSION) {
         let why = format!("installing @openai/codex@{CODEX_VERSION} with npm failed: {e:#}");
-        if let Some(var) = skip_reason() {
-            let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
-            println!("SKIPPED: {why} ({var}=1)");
-            return false;
-        }
-        panic!("{why}\n(set IEC_SKIP_CODEX=1 to skip the real Codex tests when npm cannot install)");
+        support::skip_or_panic(&why, &["IEC_SKIP_CODEX", "IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]);
+        return false;
     }
     true
 }

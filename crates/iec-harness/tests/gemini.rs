@@ -4,6 +4,8 @@
 //! `IEC_SKIP_HARNESS=1` (or the project-wide `IEC_SKIP_NPM=1`) is set: then it prints
 //! `SKIPPED: …`.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -15,23 +17,13 @@ use iec_harness::gemini::{
 use iec_harness::{HarnessRun, PayloadResult, ReplayServer, Script};
 use serde_json::{json, Value};
 
-fn skip_reason() -> Option<&'static str> {
-    ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
-        .into_iter()
-        .find(|var| std::env::var(var).is_ok_and(|v| v == "1"))
-}
-
 /// Installs Gemini CLI (reused when present); `false` when the install failed and a skip
 /// variable is set.
 fn install_or_skip() -> bool {
     if let Err(e) = install_gemini_cli(GEMINI_CLI_VERSION) {
         let why = format!("installing @google/gemini-cli@{GEMINI_CLI_VERSION} with npm failed: {e:#}");
-        if let Some(var) = skip_reason() {
-            eprintln!("SKIPPED: {why} ({var}=1)");
-            println!("SKIPPED: {why} ({var}=1)");
-            return false;
-        }
-        panic!("{why}\n(set IEC_SKIP_HARNESS=1 to skip the real harness tests when npm cannot install)");
+        support::skip_or_panic(&why, support::HARNESS_SKIP);
+        return false;
     }
     true
 }

@@ -8,7 +8,8 @@
 //! Skips like `tests/claude_code.rs`: when the npm install fails and `IEC_SKIP_HARNESS=1` (or
 //! `IEC_SKIP_NPM=1`) is set, it prints `SKIPPED: …` and passes.
 
-use std::io::Write;
+mod support;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -19,15 +20,8 @@ use iec_harness::{hazard_payloads, install_claude_code};
 fn installed(version: &str) -> bool {
     if let Err(e) = install_claude_code(version) {
         let why = format!("installing @anthropic-ai/claude-code@{version} with npm failed: {e:#}");
-        if let Some(var) = ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
-            .into_iter()
-            .find(|v| std::env::var(v).is_ok_and(|x| x == "1"))
-        {
-            let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
-            println!("SKIPPED: {why} ({var}=1)");
-            return false;
-        }
-        panic!("{why}\n(set IEC_SKIP_HARNESS=1 to skip the real-harness tests when npm cannot install)");
+        support::skip_or_panic(&why, support::HARNESS_SKIP);
+        return false;
     }
     true
 }

@@ -11,7 +11,8 @@
 //! When the npm install fails, the test fails with the npm error, unless `IEC_SKIP_HARNESS=1`
 //! (or `IEC_SKIP_NPM=1`) is set: then it prints `SKIPPED: …` and passes.
 
-use std::io::Write;
+mod support;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -34,15 +35,8 @@ fn env_num(name: &str, default: u64) -> u64 {
 fn installed(h: &dyn Harness, version: &str) -> bool {
     if let Err(e) = h.install(version) {
         let why = format!("installing {} {version} with npm failed: {e:#}", h.title());
-        if let Some(var) = ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
-            .into_iter()
-            .find(|v| std::env::var(v).is_ok_and(|x| x == "1"))
-        {
-            let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
-            println!("SKIPPED: {why} ({var}=1)");
-            return false;
-        }
-        panic!("{why}\n(set IEC_SKIP_HARNESS=1 to skip the real-harness tests when npm cannot install)");
+        support::skip_or_panic(&why, support::HARNESS_SKIP);
+        return false;
     }
     true
 }

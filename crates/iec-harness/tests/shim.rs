@@ -15,6 +15,8 @@
 //! `tests/claude_code.rs`: when the npm install fails and `IEC_SKIP_HARNESS=1` (or
 //! `IEC_SKIP_NPM=1`) is set, it prints `SKIPPED: …` and passes.
 
+mod support;
+
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -31,24 +33,14 @@ const BANG: &str = "argvprobe 'a != b'";
 /// Payloads per harness launch (the conversation grows with every call).
 const CHUNK: usize = 40;
 
-fn skip_reason() -> Option<&'static str> {
-    ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
-        .into_iter()
-        .find(|var| std::env::var(var).is_ok_and(|v| v == "1"))
-}
-
 /// Installs Claude Code (or explains the skip); `None` means skipped.
 fn install() -> Option<Launcher> {
     match install_claude_code(VERSION) {
         Ok(l) => Some(l),
         Err(e) => {
             let why = format!("installing @anthropic-ai/claude-code@{VERSION} with npm failed: {e:#}");
-            if let Some(var) = skip_reason() {
-                let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
-                println!("SKIPPED: {why} ({var}=1)");
-                return None;
-            }
-            panic!("{why}\n(set IEC_SKIP_HARNESS=1 to skip the real-harness tests when npm cannot install)");
+            support::skip_or_panic(&why, support::HARNESS_SKIP);
+            None
         }
     }
 }

@@ -6,6 +6,8 @@
 //! the install fails the tests fail with the npm error, unless `IEC_SKIP_HARNESS=1` (or
 //! `IEC_SKIP_NPM=1`) is set: then they print `SKIPPED: …` and pass.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,12 +19,6 @@ use iec_launches::substitutes::{Claim, Program, Row, Table};
 
 const VERSION: &str = "2.1.332";
 
-fn skip_reason() -> Option<&'static str> {
-    ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
-        .into_iter()
-        .find(|var| std::env::var(var).is_ok_and(|v| v == "1"))
-}
-
 /// The installed 2.1.332 binary, or `None` (printed as SKIPPED) when it cannot be installed and
 /// the skip variable is set.
 fn claude_binary() -> Option<PathBuf> {
@@ -33,12 +29,8 @@ fn claude_binary() -> Option<PathBuf> {
         }
         Err(e) => {
             let why = format!("installing @anthropic-ai/claude-code@{VERSION} with npm failed: {e:#}");
-            if let Some(var) = skip_reason() {
-                let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
-                println!("SKIPPED: {why} ({var}=1)");
-                return None;
-            }
-            panic!("{why}\n(set IEC_SKIP_HARNESS=1 to skip the real-harness tests when npm cannot install)");
+            support::skip_or_panic(&why, support::HARNESS_SKIP);
+            None
         }
     }
 }
