@@ -280,15 +280,17 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     let mut operands: Vec<String> = Vec::new();
     let mut fixed = false;
     let mut ere = false;
+    let mut perl = false;
     // The options used, by short letter (long names mapped to theirs).
     let mut used: Vec<char> = Vec::new();
     let mut i = 0;
     let mut options_done = false;
     let mut option = |j: &mut Judgement, shown: &str, key: &str, value: Option<&str>| {
         match key {
-            "F" | "fixed-strings" => fixed = true,
-            "E" | "extended-regexp" => (ere, fixed) = (true, false),
-            "G" | "basic-regexp" => (ere, fixed) = (false, false),
+            "F" | "fixed-strings" => (fixed, perl) = (true, false),
+            "E" | "extended-regexp" => (ere, fixed, perl) = (true, false, false),
+            "G" | "basic-regexp" => (ere, fixed, perl) = (false, false, false),
+            "P" | "perl-regexp" => (perl, fixed) = (true, false),
             _ => {}
         }
         let letter = match key {
@@ -379,6 +381,15 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     let patterns: Vec<&str> = patterns.iter().flat_map(|p| p.split('\n')).collect();
     let mut line_end = has('x');
     for p in patterns {
+        // A Perl pattern follows other rules than the basic and extended ones the rows read
+        // (`\d` is a digit to both programs there): no row shows it, and the option's own row
+        // question stands (red team round 7's escape rows made `grep -P 'a\d'` diverge).
+        if perl {
+            j.unknown.push(format!(
+                "the Perl pattern `{p}` (-P): no row compares ugrep's Perl patterns with GNU grep's"
+            ));
+            continue;
+        }
         let class = if fixed {
             Pattern {
                 nullable: p.is_empty(),
