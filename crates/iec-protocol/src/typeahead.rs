@@ -49,8 +49,27 @@ const BUILTINS: &[&str] = &[
     "compopt", "bind", "caller",
 ];
 
-/// Whether a file name is the terminal (or this process's standard input, which is it).
+/// Whether a file name is the terminal (or this process's standard input, which is it),
+/// spelled with any number of `/`, `.` and `..` steps (`//dev/stdin`, `/dev/./tty`).
 fn names_the_terminal(t: &str) -> bool {
+    if !t.starts_with('/') {
+        return false;
+    }
+    let mut parts: Vec<&str> = vec![];
+    for p in t.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    let t = format!("/{}", parts.join("/"));
+    names_the_terminal_plainly(&t)
+}
+
+fn names_the_terminal_plainly(t: &str) -> bool {
     t == "/dev/stdin"
         || t == "/dev/tty"
         || t.starts_with("/dev/pts/")
@@ -151,8 +170,11 @@ fn simple(cmd: &[Token], piped: bool) -> Option<Stdin> {
                 if let Some(t) = target.as_deref().filter(|t| names_the_terminal(t)) {
                     return Some(Stdin::Reads(format!("a redirection from `{t}`")));
                 }
-                // `<&1`, `<&2`: the terminal again; `<&-` closes it.
-                let dup_of_terminal = r == "0<&" && target.as_deref().is_some_and(|t| t == "1" || t == "2");
+                // `<&0`, `<&1`, `<&2`: the terminal again; `<&-` closes it.
+                let dup_of_terminal = r == "0<&"
+                    && target
+                        .as_deref()
+                        .is_some_and(|t| t == "0" || t == "1" || t == "2");
                 if r.starts_with("0<") && !dup_of_terminal {
                     stdin_redirected = true;
                 }
@@ -188,20 +210,35 @@ fn simple(cmd: &[Token], piped: bool) -> Option<Stdin> {
         .copied()
         .filter(|w| literal(w).is_none_or(|s| !s.starts_with('-') || s == "-"))
         .collect();
-    // A file operand that is the terminal itself, whatever the command.
+    // A file operand that is the terminal itself, whatever the command, also as an option's
+    // attached argument (`-f/dev/stdin`, `--file=/dev/tty`).
+    let attached = |w: &str| -> Vec<String> {
+        let mut v = vec![w.to_string()];
+        if let Some((_, a)) = w.split_once('=') {
+            v.push(a.to_string());
+        }
+        if w.starts_with('-') && !w.starts_with("--") && w.len() > 2 {
+            v.push(w[2..].to_string());
+        }
+        v
+    };
     if let Some(t) = words[1..]
         .iter()
         .filter_map(|w| literal(w))
-        .find(|t| names_the_terminal(t))
+        .find(|w| attached(w).iter().any(|a| names_the_terminal(a)))
     {
         return Some(Stdin::Reads(format!("`{name} {t}`")));
     }
     // `-` as an operand of a program (not of a builtin such as `echo -` or `cd -`) is its
-    // standard input (`date -f -`, `cat -`).
-    if !BUILTINS.contains(&name.as_str()) && words[1..].iter().any(|w| literal(w).as_deref() == Some("-")) {
+    // standard input (`date -f -`, `cat -`, `du --files0-from=-`).
+    if !BUILTINS.contains(&name.as_str())
+        && words[1..]
+            .iter()
+            .filter_map(|w| literal(w))
+            .any(|w| w == "-" || w.ends_with("=-"))
+    {
         return Some(Stdin::Reads(format!("`{name} -`")));
-    }
-    // Programs that ask before acting on a file unless told not to.
+    } // Programs that ask before acting on a file unless told not to.
     if PROMPTING.contains(&name.as_str()) {
         let forced = words[1..]
             .iter()
@@ -381,7 +418,30 @@ pub fn without_heredocs(canonical: &str) -> String {
 /// `bash -c` never: the prompt commands it runs (`PROMPT_COMMAND`, `PS0`, `$(…)` in `PS1`),
 /// the prompt the harness waits for, and the history character (red team round 7:
 /// `PROMPT_COMMAND='touch F'` made the next prompt run `touch F`).
-const INTERACTIVE_VARS: &[&str] = &["PROMPT_COMMAND", "PS0", "PS1", "PS2", "histchars"];
+const INTERACTIVE_VARS: &[&str] = &[
+    "PROMPT_COMMAND",
+    "PS0",
+    "PS1",
+    "PS2",
+    "histchars",
+    "BASH_ALIASES",
+    "BASH_CMDS",
+];
+
+/// Builtins that assign a variable named by one of their words: a name known only at run time
+/// may be any of [`INTERACTIVE_VARS`] (red team round 8: `v=PROMPT_COMMAND; read $v`).
+const ASSIGNING: &[&str] = &[
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "unset",
+    "read",
+    "mapfile",
+    "readarray",
+    "let",
+];
 
 /// Builtins whose effect on an interactive shell reaches the lines it reads after them: key
 /// bindings, aliases (expanded in an interactive shell only), and the options that change how
@@ -418,11 +478,18 @@ pub fn interactive_state(tokens: &[Token], before_more_lines: bool) -> Option<St
                     .is_some_and(|r| r.starts_with('=') || r.starts_with("+=") || r.starts_with('['))
         })
     };
+    // Any mention in an expansion or an arithmetic or conditional command (`${PS1:=…}`,
+    // `((PS1=1))`) counts: the check does not tell reading from assigning there.
+    let mentions = |t: &str| INTERACTIVE_VARS.iter().any(|v| t.contains(v));
     for t in tokens {
-        if let Token::Raw(r) = t {
-            if INTERACTIVE_VARS.iter().any(|v| r.contains(v)) {
-                return Some(format!("`{r}`"));
+        match t {
+            Token::Raw(r) if mentions(r) => return Some(format!("`{r}`")),
+            Token::Word(w) | Token::Assign(_, w) => {
+                if let Some(Seg::Dyn(d, _)) = w.iter().find(|s| matches!(s, Seg::Dyn(d, _) if mentions(d))) {
+                    return Some(format!("`{d}`"));
+                }
             }
+            _ => {}
         }
     }
     for cmd in simple_commands(tokens) {
@@ -434,6 +501,47 @@ pub fn interactive_state(tokens: &[Token], before_more_lines: bool) -> Option<St
                         name.trim_end_matches(['=', '+'])
                     ));
                 }
+            }
+        }
+        let segs: Vec<&[Seg]> = cmd
+            .iter()
+            .filter_map(|t| match t {
+                Token::Word(w) => Some(w.as_slice()),
+                _ => None,
+            })
+            .collect();
+        let head = segs.first().and_then(|w| literal(w));
+        if let Some(h) = head.as_deref() {
+            let dynamic_name = |w: &&[Seg]| matches!(w.first(), Some(Seg::Dyn(..)));
+            // A variable named only at run time, a name reference, a trap (bash -c runs an EXIT
+            // trap when it ends, an interactive shell never; a DEBUG trap runs for the prompt's
+            // commands too), or an eval of words known only at run time.
+            if ASSIGNING.contains(&h) && segs[1..].iter().any(dynamic_name) {
+                return Some(format!("`{h}` of a variable named only when it runs"));
+            }
+            if h == "printf"
+                && segs
+                    .windows(2)
+                    .any(|p| literal(p[0]).as_deref() == Some("-v") && dynamic_name(&p[1]))
+            {
+                return Some("`printf -v` of a variable named only when it runs".into());
+            }
+            if ["declare", "typeset", "local"].contains(&h)
+                && segs[1..]
+                    .iter()
+                    .filter_map(|w| literal(w))
+                    .any(|w| w.starts_with('-') && w.contains('n'))
+            {
+                return Some(format!("the name reference `{h} -n`"));
+            }
+            if h == "trap" && segs.len() >= 3 {
+                return Some("`trap`".into());
+            }
+            if h == "eval" && segs[1..].iter().any(|w| literal(w).is_none()) {
+                return Some("an `eval` of words known only when it runs".into());
+            }
+            if ["set", "shopt"].contains(&h) && segs[1..].iter().any(|w| literal(w).is_none()) {
+                return Some(format!("`{h}` of options known only when it runs"));
             }
         }
         let words: Vec<Option<String>> = cmd

@@ -297,6 +297,14 @@ fn typed_lines_read_by_an_earlier_command_were_corresponds() {
         "PROMPT_COMMAND='touch LINE2'",
         "alias ls='touch LINE2'\nls",
         "bind '\"x\":\"touch LINE2\"'\nx",
+        // Red team round 8: the same state reached indirectly, and readers spelled otherwise.
+        "declare -n r=PROMPT_COMMAND; r='touch LINE2'",
+        ": ${PROMPT_COMMAND:='touch LINE2'}",
+        "trap 'touch LINE2' DEBUG",
+        "BASH_ALIASES[ls]='touch LINE2'\nls",
+        "cat <&0\ntouch LINE2",
+        "cat //dev/stdin\ntouch LINE2",
+        "du --files0-from=-\ntouch LINE2",
     ];
     for text in cases {
         let real = real_tmux_runs_line_2(text);
