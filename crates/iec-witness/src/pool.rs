@@ -15,7 +15,9 @@ pub struct BashPool {
     idle: Mutex<Servers>,
     /// Signalled whenever a server comes back or ends.
     returned: Condvar,
-    limit: usize,
+    /// The bound given, or (when `None`) [`default_limit`], read when the first server starts:
+    /// a hook that needs no witness does not pay for reading the CPU quota.
+    limit: OnceLock<usize>,
     /// A cold pool starts a new bash for every question (the naive baseline of benchmarks).
     cold: bool,
     /// Verdicts of the separate `bash -n` / `dash -n` processes, by (shell, text). A syntax
@@ -132,7 +134,13 @@ impl Default for BashPool {
 impl BashPool {
     /// An empty pool; servers start on first use.
     pub fn new() -> BashPool {
-        BashPool::with_limit(default_limit())
+        BashPool {
+            idle: Mutex::new(Servers::default()),
+            returned: Condvar::new(),
+            limit: OnceLock::new(),
+            cold: false,
+            syntax: Mutex::new(HashMap::new()),
+        }
     }
 
     /// An empty pool of at most `limit` servers at once (at least 1).
@@ -140,7 +148,7 @@ impl BashPool {
         BashPool {
             idle: Mutex::new(Servers::default()),
             returned: Condvar::new(),
-            limit: limit.max(1),
+            limit: OnceLock::from(limit.max(1)),
             cold: false,
             syntax: Mutex::new(HashMap::new()),
         }
@@ -156,7 +164,7 @@ impl BashPool {
 
     /// The most servers this pool runs at once.
     pub fn limit(&self) -> usize {
-        self.limit
+        *self.limit.get_or_init(default_limit)
     }
 
     /// `bash -n -c TEXT` in its own process (see [`spawn::bash_n`]), memoised unless the pool
@@ -252,7 +260,7 @@ impl BashPool {
             {
                 return Some(servers.idle.swap_remove(i));
             }
-            if servers.live < self.limit {
+            if servers.live < self.limit() {
                 servers.live += 1;
                 return None;
             }
