@@ -1,17 +1,23 @@
-//! Launch behaviour, as a table: call × launch → verdict, hop, kind, mechanism, silence. Each row
-//! cites the fact it pins (docs/spec section or observation).
+//! Launch behaviour. The table of call × launch → verdict, hop, kind, mechanism and silence is
+//! data, `tests/data/launch-verdicts.toml`, each row citing the fact it pins;
+//! `every_row_of_the_verdict_table` checks every row with the real witnesses. The tests below it
+//! hold what is not a plain row: texts built by code, rows checked against a real shell in the same
+//! loop, and reports read beyond their verdict.
 
-use iec_core::{Call, HopKind, Mechanism, Verdict};
-use iec_launches::Catalog;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use iec_core::{Call, CheckReport, HopKind, Mechanism, Verdict};
+use iec_launches::{Catalog, Launch};
 use iec_protocol::{call_for_text, check, Options};
 use iec_witness::global;
+use serde::Deserialize;
 use serde_json::json;
 
 #[derive(Debug)]
 enum Want {
     Corresponds,
     Diverges {
-        hop: &'static str,
+        hop: String,
         kind: HopKind,
         mechanism: Mechanism,
         silent: bool,
@@ -20,31 +26,267 @@ enum Want {
 }
 use Want::*;
 
-fn d(hop: &'static str, kind: HopKind, mechanism: Mechanism, silent: bool) -> Want {
+fn d(hop: &str, kind: HopKind, mechanism: Mechanism, silent: bool) -> Want {
     Diverges {
-        hop,
+        hop: hop.into(),
         kind,
         mechanism,
         silent,
     }
 }
 
+/// A verdict as the table writes it: `corresponds`, `unknown`, `diverges at eval (eval-parse,
+/// re-expansion, silent)`.
+fn shown(verdict: Verdict, first: Option<(&str, HopKind, Mechanism, bool)>) -> String {
+    match first {
+        Some((hop, kind, mechanism, silent)) => format!(
+            "{} at {hop} ({}, {}, {})",
+            verdict.as_str(),
+            kind.as_str(),
+            mechanism.as_str(),
+            if silent { "silent" } else { "loud" }
+        ),
+        None => verdict.as_str().into(),
+    }
+}
+
+impl Want {
+    fn shown(&self) -> String {
+        match self {
+            Corresponds => shown(Verdict::Corresponds, None),
+            Unknown => shown(Verdict::Unknown, None),
+            Diverges {
+                hop,
+                kind,
+                mechanism,
+                silent,
+            } => shown(Verdict::Diverges, Some((hop, *kind, *mechanism, *silent))),
+        }
+    }
+}
+
 /// A report names the launch's planned hops, in plan order, and stops only where one diverged:
 /// hop names and kinds come from one place (`iec_core::Hop`, `Launch::plan`).
-fn follows_the_plan(l: &iec_launches::Launch, r: &iec_core::CheckReport, ctx: &str) {
+fn follows_the_plan(l: &Launch, r: &CheckReport) -> Result<(), String> {
     let plan: Vec<(&str, HopKind)> = l.plan().iter().map(|h| (h.name(), h.kind())).collect();
     let got: Vec<(&str, HopKind)> = r.hops.iter().map(|h| (h.name.as_str(), h.kind)).collect();
-    match r.verdict {
-        Verdict::Corresponds => assert_eq!(got, plan, "{ctx}"),
+    let ok = match r.verdict {
+        Verdict::Corresponds => got == plan,
         Verdict::Diverges => {
-            assert!(plan.starts_with(&got), "{ctx}");
             // Hops after the first divergence may be shown, not judged.
-            let fd = r.first_divergence.as_ref().unwrap().hop;
-            assert_eq!(r.hops[fd].corresponds, Some(false), "{ctx}");
-            assert!(r.hops[fd + 1..].iter().all(|h| h.corresponds.is_none()), "{ctx}");
+            let Some(fd) = r.first_divergence.as_ref().map(|f| f.hop) else {
+                return Err("diverges without a first divergence".into());
+            };
+            plan.starts_with(&got)
+                && r.hops.get(fd).is_some_and(|h| h.corresponds == Some(false))
+                && r.hops[fd + 1..].iter().all(|h| h.corresponds.is_none())
         }
-        Verdict::Unknown => assert!(plan.starts_with(&got), "{ctx}"),
+        Verdict::Unknown => plan.starts_with(&got),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the report's hops {got:?} do not follow the launch's plan {plan:?}"
+        ))
     }
+}
+
+/// Checks `call` on `launch` and holds the report to `want`: the verdict, the first divergence
+/// (its hop diverged, no hop before it did) and the launch's hop plan. The error says what differs
+/// and shows the report.
+fn verdict_of(cat: &Catalog, launch: &str, call: &Call, want: &Want) -> Result<(), String> {
+    let l = cat.get(launch).map_err(|e| e.to_string())?;
+    let r = check(l, call, global(), Options::default()).map_err(|e| format!("check failed: {e}"))?;
+    let fd = r.first_divergence.as_ref();
+    let got = shown(
+        r.verdict,
+        fd.map(|f| (f.hop_name.as_str(), f.kind, f.mechanism, f.silent)),
+    );
+    let wrong = if got != want.shown() {
+        Some(format!("expected {}, got {got}", want.shown()))
+    } else {
+        match want {
+            Corresponds => None,
+            Unknown => r.reason.is_none().then(|| "unknown without a reason".to_string()),
+            Diverges { .. } => {
+                let at = fd.map_or(0, |f| f.hop);
+                if r.hops.get(at).map(|h| h.corresponds) != Some(Some(false)) {
+                    Some(format!(
+                        "the first divergence names hop {at}, which did not diverge"
+                    ))
+                } else {
+                    r.hops[..at]
+                        .iter()
+                        .any(|h| h.corresponds == Some(false))
+                        .then(|| "a hop before the first divergence diverged".to_string())
+                }
+            }
+        }
+    };
+    match wrong.map_or_else(|| follows_the_plan(l, &r), Err) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(format!(
+            "{e}\nreport: {}",
+            serde_json::to_string_pretty(&r).unwrap()
+        )),
+    }
+}
+
+fn run(launch: &str, call: Call, want: Want) {
+    if let Err(e) = verdict_of(&Catalog::builtin(), launch, &call, &want) {
+        panic!("{launch} {:?}: {e}", call.input);
+    }
+}
+
+fn text(launch: &str, t: &str, want: Want) {
+    let cat = Catalog::builtin();
+    let call = call_for_text(cat.get(launch).unwrap(), t);
+    run(launch, call, want)
+}
+
+const TABLE: &str = "tests/data/launch-verdicts.toml";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableFile {
+    row: Vec<toml::Spanned<toml::Value>>,
+}
+
+/// One `[[row]]` as written; see the head of the table for the fields.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RowFields {
+    launch: String,
+    text: Option<String>,
+    call: Option<CallFields>,
+    verdict: Verdict,
+    hop: Option<String>,
+    kind: Option<HopKind>,
+    mechanism: Option<Mechanism>,
+    silent: Option<bool>,
+    source: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallFields {
+    tool: String,
+    input: serde_json::Value,
+}
+
+struct Row {
+    /// `row N (line L)`.
+    name: String,
+    launch: String,
+    call: Call,
+    want: Want,
+    source: String,
+}
+
+/// The row named `name`, or what is wrong with it.
+fn read_row(cat: &Catalog, name: String, value: toml::Value) -> Result<Row, String> {
+    let f: RowFields = value
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().to_string())?;
+    let l = cat.get(&f.launch).map_err(|e| e.to_string())?;
+    let call = match (f.text, f.call) {
+        (Some(t), None) => call_for_text(l, &t),
+        (None, Some(c)) => Call {
+            tool: c.tool,
+            input: c.input,
+        },
+        _ => return Err("give exactly one of `text` and `call`".into()),
+    };
+    let want = match (f.verdict, f.hop, f.kind, f.mechanism, f.silent) {
+        (Verdict::Corresponds, None, None, None, None) => Corresponds,
+        (Verdict::Unknown, None, None, None, None) => Unknown,
+        (Verdict::Diverges, Some(hop), Some(kind), Some(mechanism), Some(silent)) => {
+            d(&hop, kind, mechanism, silent)
+        }
+        (Verdict::Diverges, ..) => {
+            return Err("`diverges` needs `hop`, `kind`, `mechanism` and `silent`".into())
+        }
+        (v, ..) => {
+            return Err(format!(
+                "`{}` takes no `hop`, `kind`, `mechanism` or `silent`",
+                v.as_str()
+            ))
+        }
+    };
+    if f.source.trim().is_empty() {
+        return Err("`source` is empty: name the fact the row pins".into());
+    }
+    Ok(Row {
+        name,
+        launch: f.launch,
+        call,
+        want,
+        source: f.source,
+    })
+}
+
+/// The table's rows, and what is wrong with each row that cannot be read (by its name).
+fn read_table(cat: &Catalog) -> (Vec<Row>, Vec<String>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TABLE);
+    let file = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{TABLE}: {e}"));
+    let table: TableFile = toml::from_str(&file).unwrap_or_else(|e| panic!("{TABLE}: {e}"));
+    let (mut rows, mut malformed) = (Vec::<Row>::new(), Vec::new());
+    for (i, value) in table.row.into_iter().enumerate() {
+        let line = file[..value.span().start].matches('\n').count() + 1;
+        let name = format!("row {} (line {line})", i + 1);
+        match read_row(cat, name.clone(), value.into_inner()) {
+            Err(e) => malformed.push(format!("{name}: {e}")),
+            Ok(row) => match rows.iter().find(|r| r.launch == row.launch && r.call == row.call) {
+                Some(same) => malformed.push(format!(
+                    "{name}: the same call on the same launch as {}",
+                    same.name
+                )),
+                None => rows.push(row),
+            },
+        }
+    }
+    (rows, malformed)
+}
+
+#[test]
+fn every_row_of_the_verdict_table() {
+    let cat = Catalog::builtin();
+    let (rows, malformed) = read_table(&cat);
+    let mut failed = Vec::new();
+    for row in &rows {
+        let checked = catch_unwind(AssertUnwindSafe(|| {
+            verdict_of(&cat, &row.launch, &row.call, &row.want)
+        }));
+        let e = match checked {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => e,
+            Err(p) => format!(
+                "panicked: {}",
+                p.downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or(p.downcast_ref::<&str>().copied())
+                    .unwrap_or("?")
+            ),
+        };
+        failed.push(format!(
+            "{}: {} {}\n  source: {}\n  {e}",
+            row.name, row.launch, row.call.input, row.source
+        ));
+    }
+    assert!(
+        malformed.is_empty() && failed.is_empty() && !rows.is_empty(),
+        "{TABLE}: {} rows, {} cannot be read, {} fail\n\n{}",
+        rows.len() + malformed.len(),
+        malformed.len(),
+        failed.len(),
+        malformed
+            .iter()
+            .chain(&failed)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    );
 }
 
 #[test]
@@ -67,203 +309,22 @@ fn every_report_follows_its_launch_plan() {
     for l in cat.iter() {
         for t in texts {
             let r = check(l, &call_for_text(l, t), global(), Options::default()).unwrap();
-            follows_the_plan(
-                l,
-                &r,
-                &format!("{} {t:?}: {}", l.id, serde_json::to_string_pretty(&r).unwrap()),
-            );
+            if let Err(e) = follows_the_plan(l, &r) {
+                panic!(
+                    "{} {t:?}: {e}\n{}",
+                    l.id,
+                    serde_json::to_string_pretty(&r).unwrap()
+                );
+            }
         }
     }
 }
 
-fn run(launch: &str, call: Call, want: Want) {
-    let cat = Catalog::builtin();
-    let l = cat.get(launch).unwrap();
-    let r = check(l, &call, global(), Options::default()).unwrap();
-    let ctx = format!(
-        "{launch} {:?}: {}",
-        call.input,
-        serde_json::to_string_pretty(&r).unwrap()
-    );
-    follows_the_plan(l, &r, &ctx);
-    match want {
-        Corresponds => {
-            assert_eq!(r.verdict, Verdict::Corresponds, "{ctx}");
-            assert!(r.first_divergence.is_none());
-        }
-        Unknown => {
-            assert_eq!(r.verdict, Verdict::Unknown, "{ctx}");
-            assert!(r.reason.is_some() && r.first_divergence.is_none());
-        }
-        Diverges {
-            hop,
-            kind,
-            mechanism,
-            silent,
-        } => {
-            assert_eq!(r.verdict, Verdict::Diverges, "{ctx}");
-            let fd = r.first_divergence.as_ref().unwrap();
-            assert_eq!(
-                (fd.hop_name.as_str(), fd.kind, fd.mechanism, fd.silent),
-                (hop, kind, mechanism, silent),
-                "{ctx}"
-            );
-            assert_eq!(r.hops[fd.hop].corresponds, Some(false));
-            assert!(r.hops[..fd.hop].iter().all(|h| h.corresponds != Some(false)));
-        }
-    }
-}
-
-fn text(launch: &str, t: &str, want: Want) {
-    let cat = Catalog::builtin();
-    let call = call_for_text(cat.get(launch).unwrap(), t);
-    run(launch, call, want)
-}
-
+/// Patterns real dash reads otherwise than bash 5.2 (run here in an empty directory): `.?`
+/// matches `..` in dash only; `[^a]` is "^ or a" in dash, "not a" in bash. `sh -c` is dash
+/// (docs/spec/harnesses.md §17; its other rows are in the table).
 #[test]
-fn claude_code_2_1_72_escapes_bang_inside_quotes() {
-    // docs/spec/claude-code.md §7.2 (observed): 'a != b' arrives as a \!= b; silent.
-    text(
-        "claude-code-2.1.72-linux",
-        "printf '%s' 'a != b'",
-        d("eval", HopKind::EvalParse, Mechanism::ReExpansion, true),
-    );
-    text(
-        "claude-code-2.1.72-linux",
-        "argvprobe 'a != b' \"x ! y\" 'M\\\\N' '$HOME'",
-        d("eval", HopKind::EvalParse, Mechanism::ReExpansion, true),
-    );
-    // Without a single quote shell-quote takes its single-quote branch: intact (§1.4 branch 1).
-    text(
-        "claude-code-2.1.72-linux",
-        "printf \"%s\" \"a != b\"",
-        Corresponds,
-    );
-    // Heredocs are single-quoted for eval (§1.3 step 2).
-    text(
-        "claude-code-2.1.72-linux",
-        "cat <<'EOF'\nit's != ok\nEOF",
-        Corresponds,
-    );
-    // Piped commands are re-tokenised by shell-quote parse(), which empties $$ (§1.3, CC#32879).
-    text(
-        "claude-code-2.1.72-linux",
-        "echo \"PID=$$\" | cat",
-        d("wrapper", HopKind::Wrapper, Mechanism::ReExpansion, true),
-    );
-    // A stdin redirect appended as `\<` joins the last command: neutral under the contract.
-    text("claude-code-2.1.72-linux", "ls -la", Corresponds);
-    text("claude-code-2.1.72-linux", "cd /tmp && ls", Corresponds);
-}
-
-#[test]
-fn claude_code_2_1_332_single_quotes_and_rejects_control_characters() {
-    // §7.1 (observed): '!' intact; CR rejected before any shell runs (loud).
-    text("claude-code-2.1.332-linux", "printf '%s' 'a != b'", Corresponds);
-    text(
-        "claude-code-2.1.332-linux",
-        "argvprobe 'a != b' \"x ! y\" 'M\\\\N' '$HOME' $'x\\ty'",
-        Corresponds,
-    );
-    text(
-        "claude-code-2.1.332-linux",
-        "argvprobe a\r\nargvprobe b",
-        d("tool-input", HopKind::StructuredDecode, Mechanism::Other, false),
-    );
-    text("claude-code-2.1.332-linux", "cat <<'EOF'\nit's\nEOF", Corresponds);
-    // §1.7: grep, find and rg are snapshot functions (program substitution, silent), judged by
-    // the rows of launches/substitutes/claude-code-2.1.332.toml: a recursive search differs
-    // (ignore files, binary files, `./`), a word matching -Z makes the function run the real
-    // grep, rg has no rows.
-    text(
-        "claude-code-2.1.332-linux",
-        "grep -rl TODO . | xargs wc -l",
-        d("program", HopKind::ChildArgv, Mechanism::Other, true),
-    );
-    text(
-        "claude-code-2.1.332-linux",
-        "grep -rlZ TODO . | xargs -0 wc -l",
-        Corresponds,
-    );
-    text("claude-code-2.1.332-linux", "grep -c TODO notes.txt", Corresponds);
-    text("claude-code-2.1.332-linux", "grep -P 'a\\d' notes.txt", Unknown);
-    text(
-        "claude-code-2.1.332-linux",
-        "find . -name '*.rs'",
-        d("program", HopKind::ChildArgv, Mechanism::Other, true),
-    );
-    text(
-        "claude-code-2.1.332-linux",
-        "find . -name '*.rs' | sort",
-        Corresponds,
-    );
-    text(
-        "claude-code-2.1.332-linux",
-        "rg TODO",
-        d("program", HopKind::ChildArgv, Mechanism::Other, true),
-    );
-    text("claude-code-2.1.332-linux", "command grep -r TODO .", Corresponds);
-    text(
-        "claude-code-2.1.332-linux",
-        "/usr/bin/grep -r TODO .",
-        Corresponds,
-    );
-    text(
-        "claude-code-2.1.332-linux",
-        "ls | xargs grep -l TODO",
-        Corresponds,
-    );
-}
-
-#[test]
-fn control_paths() {
-    for t in [
-        "printf '%s' 'a != b'",
-        "echo \"PID=$$\" | cat",
-        "cat <<'EOF'\nx\nEOF",
-        "printf a\r\nprintf b",
-    ] {
-        text("bash-c", t, Corresponds);
-        text("goose-linux", t, Corresponds);
-        text("opencode-linux", t, Corresponds);
-    }
-    text("bash-c", "echo 'unterminated", Unknown);
-    text("bash-c", "fi", Unknown);
-    // A trailing backslash parses only at the end of input; bash -c takes it as it is.
-    text("bash-c", "echo foo \\", Corresponds);
-}
-
-#[test]
-fn dash_as_sh() {
-    // docs/spec/harnesses.md §17: dash has no arrays, [[, {a,b}, $'…', <<<.
-    text("sh-c", "echo hi | wc -c", Corresponds);
-    text(
-        "sh-c",
-        "a=(1 2)",
-        d("shell", HopKind::ShellParse, Mechanism::Other, false),
-    );
-    text(
-        "sh-c",
-        "cat <<< x",
-        d("shell", HopKind::ShellParse, Mechanism::Other, false),
-    );
-    text(
-        "sh-c",
-        "echo {a,b}.txt",
-        d("shell", HopKind::ShellParse, Mechanism::ArityChange, true),
-    );
-    text(
-        "sh-c",
-        "printf $'a\\tb'",
-        d("shell", HopKind::ShellParse, Mechanism::Other, true),
-    );
-    text(
-        "sh-c",
-        "[[ -n x ]] && echo y",
-        d("shell", HopKind::ShellParse, Mechanism::Other, false),
-    );
-    // Patterns real dash reads otherwise than bash 5.2 (run here in an empty directory): `.?`
-    // matches `..` in dash only; `[^a]` is "^ or a" in dash, "not a" in bash.
+fn dash_reads_patterns_otherwise_than_bash() {
     let dir = tempfile::tempdir().unwrap();
     for (t, m) in [
         ("echo .?", Mechanism::ReExpansion),
@@ -283,67 +344,17 @@ fn dash_as_sh() {
     }
 }
 
+/// docs/spec/harnesses.md §13, V17: mcp-shell-server joins argv with spaces for /bin/sh -c (its
+/// other rows are in the table). An element with an unquoted pattern is matched against the
+/// working directory by dash. `.?` is `..` in every directory (dash does not skip `.` and `..`;
+/// bash 5.2 does): the 10^6 repair run delivered `["PROBE", ".?"]` as corresponding and the probe
+/// got `..`.
 #[test]
-fn gemini_cli() {
-    // docs/spec/harnesses.md §3.2: command substitution refused (loud); bash -c wrapper stripped.
-    text(
-        "gemini-cli-linux",
-        "echo \"today $(date)\"",
-        d("tool-input", HopKind::StructuredDecode, Mechanism::Other, false),
-    );
-    text("gemini-cli-linux", "echo '$(not substituted)'", Corresponds);
-    text(
-        "gemini-cli-linux",
-        "bash -c 'echo $0 $1' x y",
-        d("harness-rewrite", HopKind::Wrapper, Mechanism::Other, true),
-    );
-    text("gemini-cli-linux", "cat <<'EOF'\nx\nEOF", Corresponds);
-    // §3.3: a trailing backslash gets a space: the last argument becomes " ".
-    text(
-        "gemini-cli-linux",
-        "echo foo \\",
-        d("harness-rewrite", HopKind::Wrapper, Mechanism::Other, true),
-    );
-    text("gemini-cli-linux", "printf '%s' 'a != b'", Corresponds);
-}
-
-#[test]
-fn argv_launches() {
+fn mcp_shell_server_hands_globs_to_dash() {
     let argv = |a: &[&str]| Call {
         tool: "x".into(),
         input: json!({ "command": a }),
     };
-    run(
-        "codex-shell-linux",
-        argv(&["bash", "-lc", "printf '%s' 'a != b'"]),
-        Corresponds,
-    );
-    run(
-        "codex-shell-linux",
-        argv(&["argvprobe", "a b", "$HOME"]),
-        Corresponds,
-    );
-    run("codex-shell-linux", argv(&["bash", "-lc", "echo 'x"]), Unknown);
-    // docs/spec/harnesses.md §13, V17: mcp-shell-server joins argv with spaces for /bin/sh -c.
-    run("mcp-shell-server", argv(&["ls", "-la"]), Corresponds);
-    run(
-        "mcp-shell-server",
-        argv(&["echo", "a b"]),
-        d("shell", HopKind::ShellParse, Mechanism::ArityChange, true),
-    );
-    run(
-        "mcp-shell-server",
-        argv(&["echo", "$HOME"]),
-        d("shell", HopKind::ShellParse, Mechanism::ReExpansion, true),
-    );
-    run(
-        "mcp-shell-server",
-        argv(&["echo", "it's"]),
-        d("shell", HopKind::ShellParse, Mechanism::QuoteConsumption, false),
-    );
-    // An element with an unquoted pattern is matched against the working directory by dash.
-    // `.?` is `..` in every directory (dash does not skip `.` and `..`; bash 5.2 does): the
-    // 10^6 repair run delivered `["PROBE", ".?"]` as corresponding and the probe got `..`.
     let dir = tempfile::tempdir().unwrap();
     for (word, dash_gives) in [
         (".?", ".."),
@@ -378,8 +389,6 @@ fn argv_launches() {
             ),
         );
     }
-    // Brackets that cannot form a pattern stay literal.
-    run("mcp-shell-server", argv(&["echo", "[", "a]", "]["]), Corresponds);
 }
 
 #[test]
@@ -403,31 +412,11 @@ fn spawn_witness_observes_execve() {
     assert_eq!(spawn.receipt["bash_execution_string"], t);
 }
 
+/// Observed with real bash and dash: `bash -c '-- echo hi'` → `--: invalid option`. The rows
+/// (`-x echo hi`, `+x echo hi` on bash-c, sh-c, goose-linux; `--` first on mcp-shell-server) are in
+/// the table; the real shells agree that nothing runs.
 #[test]
 fn a_text_starting_with_a_dash_is_read_as_shell_options() {
-    // Observed with real bash and dash: `bash -c '-- echo hi'` → `--: invalid option`.
-    for launch in ["bash-c", "sh-c", "goose-linux"] {
-        text(
-            launch,
-            "-x echo hi",
-            d("spawn", HopKind::ProcessInterface, Mechanism::Other, false),
-        );
-        text(
-            launch,
-            "+x echo hi",
-            d("spawn", HopKind::ProcessInterface, Mechanism::Other, false),
-        );
-    }
-    let argv = Call {
-        tool: "x".into(),
-        input: json!({ "command": ["--", "sh", "commit"] }),
-    };
-    run(
-        "mcp-shell-server",
-        argv,
-        d("spawn", HopKind::ProcessInterface, Mechanism::Other, false),
-    );
-    // The real shells agree that nothing runs.
     for sh in ["bash", "dash"] {
         let o = std::process::Command::new(sh)
             .args(["-c", "-x echo hi"])
@@ -470,28 +459,10 @@ fn the_execve_limit_is_131071_bytes_per_argument() {
     }
 }
 
+/// OpenHands refuses more than one top-level statement (docs/spec/harnesses.md §5.1; the rows are
+/// in the table): the offset names where the second statement starts.
 #[test]
-fn openhands_refuses_more_than_one_top_level_statement() {
-    // Shared spec §5.1 (terminal_session.py: `len(split_bash_commands(command)) > 1` → error;
-    // bashlex makes one node per complete command on its own line). Loud: the agent gets the
-    // error text. One statement is typed; a complete here-document is part of its statement.
-    // Rows whose one statement still changes on the way (tmux/escape hops) are in tmux_launches.rs.
-    let refused = || d("tool-input", HopKind::StructuredDecode, Mechanism::Other, false);
-    for (t, want) in [
-        ("echo a\necho b", refused()),
-        ("cat <<EOF\nx\nEOF\nls", refused()),
-        ("ls &&\necho b\n  pwd", refused()),
-        ("echo a; echo b", Corresponds),
-        ("echo a && echo b", Corresponds),
-        ("cat <<EOF\nx\nEOF", Corresponds),
-        ("if true\nthen echo x\nfi", Corresponds),
-        ("echo 'a\nb'", Corresponds),
-        ("ls # c\n# d\n", Corresponds),
-        ("ls &&\necho b", Corresponds),
-    ] {
-        text("openhands-tmux", t, want);
-    }
-    // The offset names where the second statement starts.
+fn openhands_names_where_the_second_statement_starts() {
     let cat = Catalog::builtin();
     let l = cat.get("openhands-tmux").unwrap();
     let r = check(
@@ -513,7 +484,7 @@ fn openhands_refuses_more_than_one_top_level_statement() {
 fn codex_exec_command_reads_cmd_and_parses_twice() {
     // Observed Codex 0.171.0: `exec_command {"cmd": …}`, the snapshot wrapper ends in
     // `exec '/bin/bash' -c '<cmd>'`: the outer bash expands one single-quoted word, the inner
-    // bash parses the text as emitted.
+    // bash parses the text as emitted. Its rows (a bare {"command": …}, an open quote) are in the table.
     let cat = Catalog::builtin();
     let l = cat.get("codex-exec-command-linux").unwrap();
     let call = Call {
@@ -529,16 +500,6 @@ fn codex_exec_command_reads_cmd_and_parses_twice() {
         json!(["printf '%s' 'a != b' \"$HOME\" it\\'s"])
     );
     assert_eq!(call_for_text(l, "ls").input, json!({"cmd": "ls"}));
-    // A bare {"command": …} is accepted too.
-    run(
-        "codex-exec-command-linux",
-        Call {
-            tool: "exec_command".into(),
-            input: json!({"command": "cat <<'E'\nx $y\nE"}),
-        },
-        Corresponds,
-    );
-    text("codex-exec-command-linux", "echo 'open", Unknown);
 }
 
 /// `iec harness learn --harness claude-code@2.0.76` wrote `argv = ["/bin/bash", "-c", "-l",
