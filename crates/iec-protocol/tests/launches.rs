@@ -235,8 +235,14 @@ fn read_table(cat: &Catalog) -> (Vec<Row>, Vec<String>) {
     for (i, value) in table.row.into_iter().enumerate() {
         let line = file[..value.span().start].matches('\n').count() + 1;
         let name = format!("row {} (line {line})", i + 1);
-        match read_row(cat, name.clone(), value.into_inner()) {
-            Err(e) => malformed.push(format!("{name}: {e}")),
+        let value = value.into_inner();
+        // What the row says it is, for a row that cannot be read.
+        let said: Vec<String> = ["launch", "text", "call"]
+            .iter()
+            .filter_map(|k| value.get(k).map(|v| v.to_string()))
+            .collect();
+        match read_row(cat, name.clone(), value) {
+            Err(e) => malformed.push(format!("{name} {}: {e}", said.join(" "))),
             Ok(row) => match rows.iter().find(|r| r.launch == row.launch && r.call == row.call) {
                 Some(same) => malformed.push(format!(
                     "{name}: the same call on the same launch as {}",
