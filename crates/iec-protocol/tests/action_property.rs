@@ -15,29 +15,11 @@
 //! `IEC_ACTION_PAIRS` sets the number of pairs (default 100,000).
 
 use iec_protocol::action;
+use iec_testkit::gen::Rng;
 use iec_witness::{global, Parse};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len())]
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
 
 /// Values of static words: each is rendered with a quoting style.
 const VALUES: &[&str] = &[
@@ -128,7 +110,7 @@ fn quote(rng: &mut Rng, v: &str, style: usize) -> String {
         }
         // Bare when every character is plain and no `~`/`=` rule applies; else single quotes.
         _ => {
-            if !v.is_empty() && v.chars().all(plain) && rng.chance(90) {
+            if !v.is_empty() && v.chars().all(plain) && rng.pct(90) {
                 v.to_string()
             } else {
                 format!("'{}'", v.replace('\'', r"'\''"))
@@ -159,7 +141,7 @@ fn generate(rng: &mut Rng, index: usize) -> Text {
     for k in 0..n {
         let words = (0..1 + rng.below(4))
             .map(|_| {
-                if rng.chance(20) {
+                if rng.pct(20) {
                     Word::Dynamic(rng.pick::<&str>(DYNAMIC))
                 } else {
                     Word::Static(rng.pick::<&str>(VALUES))
@@ -172,7 +154,7 @@ fn generate(rng: &mut Rng, index: usize) -> Text {
             2 => Some(("2>&1", String::new())),
             _ => None,
         };
-        let assign = rng.chance(10).then(|| *rng.pick(&["a b", "x!y", "~", "c"]));
+        let assign = rng.pct(10).then(|| *rng.pick(&["a b", "x!y", "~", "c"]));
         commands.push(Command {
             assign,
             words,
@@ -214,7 +196,7 @@ fn render(rng: &mut Rng, t: &Text, style: &mut dyn FnMut(&mut Rng) -> usize, sp:
                 let _ = write!(
                     o,
                     "{}{}",
-                    if rng.chance(50) { " " } else { "" },
+                    if rng.pct(50) { " " } else { "" },
                     quote(rng, target, s)
                 );
             }
@@ -289,7 +271,7 @@ fn action_comparison_equals_what_real_bash_does() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
-    let mut rng = Rng(0x1_ec17_5eed);
+    let mut rng = Rng::from_state(0x1_ec17_5eed);
     let batch = 2_000;
     let mut mismatches = vec![];
     let (mut same_count, mut compared) = (0, 0);
