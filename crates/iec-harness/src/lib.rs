@@ -11,6 +11,7 @@ pub mod gemini;
 pub mod gemini_api;
 pub mod harness;
 pub mod hazard;
+pub mod launch;
 pub mod learn;
 pub mod mcp_servers;
 pub mod npm;
@@ -19,10 +20,8 @@ pub mod probe;
 pub mod server;
 
 pub use codex::{install_codex, run_codex_with, CodexOptions};
-pub use driver::{
-    install_claude_code, run_claude_code, run_claude_code_with, DirectRun, HarnessRun, Launcher,
-    PayloadResult, RunOptions,
-};
+pub use driver::{install_claude_code, run_claude_code, run_claude_code_with, RunOptions};
 pub use hazard::{action_hazard_payloads, hazard_payloads};
+pub use launch::{DirectRun, HarnessRun, LaunchOptions, Launcher, PayloadResult};
 pub use probe::ProbeRecord;
 pub use server::{RecordedRequest, ReplayHandle, ReplayServer, Script, ToolResult};

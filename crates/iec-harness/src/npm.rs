@@ -21,6 +21,28 @@ pub fn check_version(what: &str, version: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Installs `package@version` (a harness; `what` names it in errors) into
+/// `~/.cache/iec/harnesses/<name>-<version>` as [`install_cached`] does (reused when present), and
+/// returns what `installed` finds there.
+pub fn install_harness<T>(
+    what: &str,
+    name: &str,
+    package: &str,
+    version: &str,
+    passes: &[&[&str]],
+    installed: impl Fn(&Path) -> Option<T>,
+    missing: &str,
+) -> anyhow::Result<T> {
+    check_version(what, version)?;
+    install_cached(
+        &crate::launch::harness_cache_dir()?.join(format!("{name}-{version}")),
+        &format!("{package}@{version}"),
+        passes,
+        installed,
+        missing,
+    )
+}
+
 /// What `installed` finds in `dir`, installing npm `spec` there first when it finds nothing.
 /// Each of `passes` is one `npm install` attempt with those extra arguments, tried in order
 /// until `installed` accepts the result (Claude Code: first without optional dependencies);

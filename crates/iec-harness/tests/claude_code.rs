@@ -24,8 +24,8 @@ fn run(version: &str, payloads: &[&str]) -> Option<HarnessRun> {
     }
     let install_ms = t.elapsed().as_millis();
     let mut opts = RunOptions::new(version, None, payloads);
-    opts.timeout = Duration::from_secs(60);
-    opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+    opts.launch.timeout = Duration::from_secs(60);
+    opts.launch.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
     let run = run_claude_code_with(&opts).expect("harness run");
     eprintln!(
         "claude-code {version}: install/reuse {install_ms} ms, run {} ms, exit {:?}, requests {}, unknown paths {:?}",

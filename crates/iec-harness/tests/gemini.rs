@@ -35,8 +35,8 @@ fn run(payloads: &[&str]) -> Option<HarnessRun> {
     }
     let install_ms = t.elapsed().as_millis();
     let mut opts = GeminiOptions::new(GEMINI_CLI_VERSION, None, payloads);
-    opts.timeout = Duration::from_secs(120);
-    opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+    opts.launch.timeout = Duration::from_secs(120);
+    opts.launch.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
     let run = run_gemini_with(&opts).expect("gemini run");
     eprintln!(
         "gemini-cli {GEMINI_CLI_VERSION}: install/reuse {install_ms} ms, run {} ms, exit {:?}, requests {}, unknown paths {:?}",

@@ -178,8 +178,8 @@ fn run_all(
     for chunk in payloads.chunks(CHUNK) {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
         let mut opts = RunOptions::new(VERSION, None, &refs);
-        opts.timeout = Duration::from_secs(120);
-        opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+        opts.launch.timeout = Duration::from_secs(120);
+        opts.launch.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
         // The driver records the hook document and then pipes it to the iec hook in one hook
         // command (parallel hooks would race for the decision; see RunOptions::hook_command).
         opts.hook_command = hook.map(String::from);

@@ -231,8 +231,8 @@ fn run_all(payloads: &[String], hook: Option<&str>, bin: Option<&Path>, label: &
     for chunk in payloads.chunks(CHUNK) {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
         let mut opts = RunOptions::new(VERSION, bin.map(Path::to_path_buf), &refs);
-        opts.timeout = Duration::from_secs(120);
-        opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+        opts.launch.timeout = Duration::from_secs(120);
+        opts.launch.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
         opts.hook_command = hook.map(String::from);
         let run = run_claude_code_with(&opts).expect("harness run");
         check_run(&run, chunk.len());
