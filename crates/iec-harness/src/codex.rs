@@ -24,7 +24,6 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::agree::{observe, Observed, Payload, RunSpec};
-use crate::harness::observe_launches;
 use crate::launch::{
     launch, Driver, HarnessRun, Invocation, LaunchOptions, Launcher, PayloadResult, Sandbox,
 };
@@ -64,15 +63,8 @@ pub fn install_codex(version: &str) -> anyhow::Result<Launcher> {
         "its platform package @openai/{} has no native binary",
         target_triple().0
     );
-    npm::install_harness(
-        "Codex",
-        "codex",
-        "@openai/codex",
-        version,
-        &[&[]],
-        installed_codex,
-        &missing,
-    )
+    let (dir, spec) = npm::pinned_harness("Codex", "@openai/codex", version)?;
+    npm::install_cached(&dir, &spec, &[&[]], installed_codex, &missing)
 }
 
 /// The private `config.toml`: the replay server as the only provider, commands run without
@@ -191,14 +183,7 @@ pub fn observe_codex(id: &str, r: &PayloadResult) -> Observed {
 
 /// Runs `payloads` through real Codex in batches (one `codex exec` per batch) and observes each.
 pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
-    observe_launches(
-        "Codex",
-        spec,
-        spec.batch.max(1),
-        payloads,
-        |cmds| run_codex_with(&CodexOptions::for_spec(spec, cmds)),
-        |p, r, _| Ok(observe_codex(&p.id, r)),
-    )
+    crate::harness::run_observed(&crate::harness::Codex, spec, payloads)
 }
 
 /// The `iec harness run` document for Codex.

@@ -7,14 +7,12 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::agree::RunSpec;
-use crate::launch::{command_field, launch, Driver, Invocation, Sandbox};
 pub use crate::launch::{
     find_probe, harness_cache_dir, kill_marked, parse_argv_log, DirectRun, HarnessRun, LaunchOptions,
     Launcher, PayloadResult, BASH_ARGV_LOG_ENV, BASH_ENV_SCRIPT, BASH_LOG_ENV,
 };
+use crate::launch::{launch, Driver, Invocation, Sandbox};
 use crate::npm;
 use crate::probe;
 
@@ -94,11 +92,10 @@ pub fn installed_launcher(dir: &Path) -> Option<Launcher> {
 pub fn install_claude_code(version: &str) -> anyhow::Result<Launcher> {
     // First without optional dependencies (a pure-JS release needs none); a native release keeps
     // its binary in an optional platform package, so a second pass installs those.
-    npm::install_harness(
-        "Claude Code",
-        "claude-code",
-        "@anthropic-ai/claude-code",
-        version,
+    let (dir, spec) = npm::pinned_harness("Claude Code", "@anthropic-ai/claude-code", version)?;
+    npm::install_cached(
+        &dir,
+        &spec,
         &[&["--omit=optional"], &[]],
         installed_launcher,
         "neither cli.js nor a platform binary exists",
@@ -133,10 +130,6 @@ impl Driver for ClaudeCode<'_> {
                 ("IS_SANDBOX", "1".into()),
             ],
         })
-    }
-
-    fn command_of(&self, args: &Value) -> Option<String> {
-        command_field(args)
     }
 
     /// The wrapper evals the command.

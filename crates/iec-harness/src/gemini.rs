@@ -30,7 +30,6 @@ use serde_json::{json, Value};
 
 use crate::agree::{join_argvs, observe, Observed, ObservedDivergence, Payload, RunSpec};
 use crate::gemini_api::shell_output;
-use crate::harness::observe_launches;
 use crate::launch::{
     command_field, launch, Driver, HarnessRun, Invocation, LaunchOptions, Launcher, PayloadResult, Sandbox,
 };
@@ -87,11 +86,10 @@ pub fn installed_gemini_cli(dir: &Path) -> Option<Launcher> {
 /// (reused when present), scripts not run (its optional `node-pty` packages are only used for
 /// interactive shells), and returns how to launch it.
 pub fn install_gemini_cli(version: &str) -> anyhow::Result<Launcher> {
-    npm::install_harness(
-        "Gemini CLI",
-        "gemini-cli",
-        "@google/gemini-cli",
-        version,
+    let (dir, spec) = npm::pinned_harness("Gemini CLI", "@google/gemini-cli", version)?;
+    npm::install_cached(
+        &dir,
+        &spec,
         &[&[]],
         installed_gemini_cli,
         "it has no bundle/gemini.js",
@@ -139,10 +137,6 @@ impl Driver for GeminiCli<'_> {
                 ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
             ],
         })
-    }
-
-    fn command_of(&self, args: &Value) -> Option<String> {
-        command_field(args)
     }
 
     /// Gemini CLI's wrapper sets `_bgpids_file`.
@@ -205,27 +199,20 @@ pub fn observe_gemini(id: &str, r: &PayloadResult) -> Observed {
     o
 }
 
-/// Runs `payloads` through real Gemini CLI in batches (one `gemini -p` per batch) and observes
-/// each.
+/// Runs `payloads` through real Gemini CLI in batches (one `gemini -p` per batch; one batch must
+/// fit in one prompt, see [`crate::harness::GeminiCli`]) and observes each; a call without a tool
+/// result is an error.
 pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
-    // Gemini CLI ends a prompt after 100 model turns; one batch must fit in one prompt.
-    observe_launches(
-        "Gemini CLI",
-        spec,
-        spec.batch.clamp(1, 90),
-        payloads,
-        |cmds| run_gemini_with(&GeminiOptions::for_spec(spec, cmds)),
-        |p, r, run| {
-            anyhow::ensure!(
-                r.tool_result.is_some(),
-                "Gemini CLI {} sent no tool result for {:?}; stderr:\n{}",
-                spec.version,
-                p.command,
-                run.stderr
-            );
-            Ok(observe_gemini(&p.id, r))
-        },
-    )
+    crate::harness::run_observed_checked(&crate::harness::GeminiCli, spec, payloads, |p, r, run| {
+        anyhow::ensure!(
+            r.tool_result.is_some(),
+            "Gemini CLI {} sent no tool result for {:?}; stderr:\n{}",
+            spec.version,
+            p.command,
+            run.stderr
+        );
+        Ok(())
+    })
 }
 
 /// The `iec harness run` document for Gemini CLI.

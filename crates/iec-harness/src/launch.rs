@@ -575,8 +575,11 @@ pub(crate) trait Driver {
     /// Writes the harness's own files into the sandbox (settings, hooks, its login profile)
     /// once the replay server listens at `base_url`, and says how to start the harness.
     fn prepare(&self, sb: &Sandbox, base_url: &str) -> anyhow::Result<Invocation>;
-    /// The command text in a call's arguments as the harness echoed them.
-    fn command_of(&self, args: &Value) -> Option<String>;
+    /// The command text in a call's arguments as the harness echoed them (by default their
+    /// `command` string).
+    fn command_of(&self, args: &Value) -> Option<String> {
+        command_field(args)
+    }
     /// Whether a logged `$BASH_EXECUTION_STRING` is the harness's wrapper around the command.
     fn is_wrapper(&self, text: &str) -> bool;
 }
@@ -640,7 +643,7 @@ pub(crate) fn launch(
     for (k, ((strings, probes), tool_result)) in parts.into_iter().zip(tool_results).enumerate() {
         let payload = opts.payloads[k].clone();
         let direct = direct_run(&sb, &payload, k, opts.timeout)?;
-        let id = crate::server::tool_use_id(k);
+        let id = crate::anthropic::tool_use_id(k);
         results.push(PayloadResult {
             outer: pick_outer(&strings, &payload, driver),
             emitted: payload.clone(),

@@ -5,6 +5,7 @@
 //! ([`openai`]), and [`codex`] drives a real Codex CLI against it. See this crate's README.md.
 
 pub mod agree;
+pub mod anthropic;
 pub mod codex;
 pub mod driver;
 pub mod gemini;

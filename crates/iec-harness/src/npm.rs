@@ -3,7 +3,7 @@
 //! concurrent ones never leave a half-filled directory that looks installed. Scripts are never
 //! run (`--ignore-scripts`): the harness packages' postinstall steps only fetch or announce.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
@@ -21,26 +21,15 @@ pub fn check_version(what: &str, version: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Installs `package@version` (a harness; `what` names it in errors) into
-/// `~/.cache/iec/harnesses/<name>-<version>` as [`install_cached`] does (reused when present), and
-/// returns what `installed` finds there.
-pub fn install_harness<T>(
-    what: &str,
-    name: &str,
-    package: &str,
-    version: &str,
-    passes: &[&[&str]],
-    installed: impl Fn(&Path) -> Option<T>,
-    missing: &str,
-) -> anyhow::Result<T> {
+/// Where the pinned harness `package@version` (`what` names it in errors) is installed:
+/// `~/.cache/iec/harnesses/<the package name's last part>-<version>`, and its npm spec.
+pub fn pinned_harness(what: &str, package: &str, version: &str) -> anyhow::Result<(PathBuf, String)> {
     check_version(what, version)?;
-    install_cached(
-        &crate::launch::harness_cache_dir()?.join(format!("{name}-{version}")),
-        &format!("{package}@{version}"),
-        passes,
-        installed,
-        missing,
-    )
+    let name = package.rsplit('/').next().unwrap_or(package);
+    Ok((
+        crate::launch::harness_cache_dir()?.join(format!("{name}-{version}")),
+        format!("{package}@{version}"),
+    ))
 }
 
 /// What `installed` finds in `dir`, installing npm `spec` there first when it finds nothing.

@@ -33,7 +33,7 @@ impl Harness for ClaudeCode {
         run.requests
             .iter()
             .filter(|q| q.role.starts_with("main"))
-            .find_map(|q| crate::server::shell_tool_name(&q.body))
+            .find_map(|q| crate::anthropic::shell_tool_name(&q.body))
             .map(|t| (t, None))
     }
 }

@@ -38,4 +38,8 @@ impl Harness for Codex {
         };
         Some((t.name, (field != "command").then_some(field)))
     }
+    /// No limit is known: a batch of any size is one `codex exec`.
+    fn max_calls(&self) -> usize {
+        usize::MAX
+    }
 }

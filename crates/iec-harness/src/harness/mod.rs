@@ -56,13 +56,24 @@ pub fn parse(spec: &str) -> anyhow::Result<(Box<dyn Harness>, String)> {
 
 /// Runs `payloads` through the real harness in launches of `spec.batch` calls and observes each.
 pub fn run_observed(h: &dyn Harness, spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
+    run_observed_checked(h, spec, payloads, |_, _, _| Ok(()))
+}
+
+/// [`run_observed`], with each result first accepted by `accept` (given the payload, its result
+/// and the whole launch).
+pub(crate) fn run_observed_checked(
+    h: &dyn Harness,
+    spec: &RunSpec,
+    payloads: &[Payload],
+    accept: impl Fn(&Payload, &PayloadResult, &HarnessRun) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<Observed>> {
     observe_launches(
         h.title(),
         spec,
         spec.batch.clamp(1, h.max_calls()),
         payloads,
         |cmds| h.run(spec, cmds),
-        |p, r, _| Ok(h.observe(&p.id, r)),
+        |p, r, run| accept(p, r, run).map(|()| h.observe(&p.id, r)),
     )
 }
 
