@@ -283,56 +283,7 @@ fn unix_now() -> u64 {
 
 /// `POST /v1/responses`.
 async fn responses(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
-    let Answer {
-        body,
-        reply,
-        n,
-        model,
-    } = answer(&inner, &method, &uri, &body).await;
-    let resp_id = format!("resp_iec_{n:06}");
-    let item = match &reply {
-        Reply::Call { id, name, arguments } => json!({
-            "type": "function_call", "id": format!("fc_iec_{n:06}"), "status": "completed",
-            "call_id": id, "name": name, "arguments": arguments}),
-        Reply::Text(t) => json!({
-            "type": "message", "id": format!("msg_iec_{n:06}"), "status": "completed",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": t, "annotations": []}]}),
-    };
-    let usage = json!({"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110});
-    let response = |status: &str, output: Value| {
-        json!({"id": resp_id, "object": "response", "created_at": unix_now(), "status": status,
-               "model": model, "output": output, "usage": usage})
-    };
-    if !wants_stream(&body) {
-        return json_response(&response("completed", json!([item])));
-    }
-    let mut added = item.clone();
-    added["status"] = json!("in_progress");
-    let events = vec![
-        (
-            Some("response.created"),
-            json!({"type": "response.created", "sequence_number": 0,
-                   "response": response("in_progress", json!([]))}),
-        ),
-        (
-            Some("response.output_item.added"),
-            json!({"type": "response.output_item.added", "sequence_number": 1,
-                   "output_index": 0, "item": added}),
-        ),
-        (
-            Some("response.output_item.done"),
-            json!({"type": "response.output_item.done", "sequence_number": 2,
-                   "output_index": 0, "item": item}),
-        ),
-        (
-            Some("response.completed"),
-            json!({"type": "response.completed", "sequence_number": 3,
-                   "response": response("completed", json!([item]))}),
-        ),
-    ];
-    sse(events.into_iter().map(|(n, d)| (n, d.to_string())).collect())
+    answer(&inner, &method, &uri, &body).await.as_response()
 }
 
 /// `POST /v1/chat/completions`.
@@ -342,49 +293,100 @@ async fn chat_completions(
     uri: Uri,
     body: Bytes,
 ) -> Response {
-    let Answer {
-        body,
-        reply,
-        n,
-        model,
-    } = answer(&inner, &method, &uri, &body).await;
-    let id = format!("chatcmpl-iec-{n:06}");
-    let created = unix_now();
-    let usage = json!({"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110});
-    let (message, finish) = match &reply {
-        Reply::Call { id, name, arguments } => (
-            json!({"role": "assistant", "content": null, "tool_calls": [
-                {"index": 0, "id": id, "type": "function",
-                 "function": {"name": name, "arguments": arguments}}]}),
-            "tool_calls",
-        ),
-        Reply::Text(t) => (json!({"role": "assistant", "content": t}), "stop"),
-    };
-    if !wants_stream(&body) {
-        return json_response(&json!({
-            "id": id, "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": usage}));
+    answer(&inner, &method, &uri, &body).await.as_chat_completion()
+}
+
+impl Answer {
+    /// The answer as a Responses API response (streamed as its four events when asked).
+    fn as_response(&self) -> Response {
+        let n = self.n;
+        let item = match &self.reply {
+            Reply::Call { id, name, arguments } => json!({
+                "type": "function_call", "id": format!("fc_iec_{n:06}"), "status": "completed",
+                "call_id": id, "name": name, "arguments": arguments}),
+            Reply::Text(t) => json!({
+                "type": "message", "id": format!("msg_iec_{n:06}"), "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+        };
+        let usage = json!({"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110});
+        let response = |status: &str, output: Value| {
+            json!({"id": format!("resp_iec_{n:06}"), "object": "response", "created_at": unix_now(),
+                   "status": status, "model": self.model, "output": output, "usage": usage})
+        };
+        if !wants_stream(&self.body) {
+            return json_response(&response("completed", json!([item])));
+        }
+        let mut added = item.clone();
+        added["status"] = json!("in_progress");
+        let events = vec![
+            (
+                Some("response.created"),
+                json!({"type": "response.created", "sequence_number": 0,
+                       "response": response("in_progress", json!([]))}),
+            ),
+            (
+                Some("response.output_item.added"),
+                json!({"type": "response.output_item.added", "sequence_number": 1,
+                       "output_index": 0, "item": added}),
+            ),
+            (
+                Some("response.output_item.done"),
+                json!({"type": "response.output_item.done", "sequence_number": 2,
+                       "output_index": 0, "item": item}),
+            ),
+            (
+                Some("response.completed"),
+                json!({"type": "response.completed", "sequence_number": 3,
+                       "response": response("completed", json!([item]))}),
+            ),
+        ];
+        sse(events.into_iter().map(|(n, d)| (n, d.to_string())).collect())
     }
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        .to_string()
-    };
-    let mut last = json!({"id": id, "object": "chat.completion.chunk", "created": created,
-        "model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]});
-    let wants_usage = body
-        .pointer("/stream_options/include_usage")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if wants_usage {
-        last["usage"] = usage;
+
+    /// The answer as a Chat Completions completion (streamed as one chunk, the finish and
+    /// `[DONE]` when asked).
+    fn as_chat_completion(&self) -> Response {
+        let id = format!("chatcmpl-iec-{:06}", self.n);
+        let (model, created) = (&self.model, unix_now());
+        let usage = json!({"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110});
+        let (message, finish) = match &self.reply {
+            Reply::Call { id, name, arguments } => (
+                json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"index": 0, "id": id, "type": "function",
+                     "function": {"name": name, "arguments": arguments}}]}),
+                "tool_calls",
+            ),
+            Reply::Text(t) => (json!({"role": "assistant", "content": t}), "stop"),
+        };
+        if !wants_stream(&self.body) {
+            return json_response(&json!({
+                "id": id, "object": "chat.completion", "created": created, "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage}));
+        }
+        let chunk = |delta: Value, finish: Value| {
+            json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            .to_string()
+        };
+        let mut last = json!({"id": id, "object": "chat.completion.chunk", "created": created,
+            "model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]});
+        let wants_usage = self
+            .body
+            .pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if wants_usage {
+            last["usage"] = usage;
+        }
+        sse(vec![
+            (None, chunk(message, Value::Null)),
+            (None, last.to_string()),
+            (None, "[DONE]".to_string()),
+        ])
     }
-    sse(vec![
-        (None, chunk(message, Value::Null)),
-        (None, last.to_string()),
-        (None, "[DONE]".to_string()),
-    ])
 }
 
 #[cfg(test)]
