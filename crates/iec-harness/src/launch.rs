@@ -1,6 +1,6 @@
 //! One launch of a real harness against the replay server: what every driver shares. A driver
 //! ([`crate::driver`] for Claude Code, [`crate::codex`], [`crate::gemini`]) says how its harness is
-//! installed, configured and started ([`Driver`]); [`launch`] does the rest. It makes a private
+//! installed, configured and started (`Driver`); `launch()` does the rest. It makes a private
 //! sandbox (HOME, TMPDIR, cwd, the argv probe first on `PATH`, the `BASH_ENV` witness), starts
 //! the replay server on the payloads, runs the harness once bounded by the timeout, splits the
 //! witness logs into one window per payload, and runs each payload directly as `bash -c` with the

@@ -1,6 +1,6 @@
 //! A replay model server: on 127.0.0.1 with a random port, it plays the model for a real harness,
 //! answering from a [`Script`] and recording every request. It speaks three model APIs, one
-//! handler each behind [`ModelApi`]: Anthropic Messages ([`crate::anthropic`]), OpenAI Responses
+//! handler each behind `ModelApi`: Anthropic Messages ([`crate::anthropic`]), OpenAI Responses
 //! and Chat Completions ([`crate::openai`]), Gemini ([`crate::gemini_api`]).
 //!
 //! **Turns.** A request is a *main-loop* request when it offers the shell tool (each API names
