@@ -12,10 +12,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
+use iec_core::Hop;
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::driver::{run_claude_code_with, PayloadResult, RunOptions};
+use crate::harness::observe_launches;
 
 /// One payload: an id and the command text the model emits.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -75,6 +77,24 @@ pub struct ObservedDivergence {
     pub received: String,
 }
 
+impl ObservedDivergence {
+    /// A change at `hop` by `mechanism`, with what should have arrived and what did.
+    pub fn new(hop: Hop, mechanism: &str, silent: bool, intended: String, received: String) -> Self {
+        ObservedDivergence {
+            hop_name: hop.name().into(),
+            mechanism: mechanism.into(),
+            silent,
+            intended,
+            received,
+        }
+    }
+
+    /// What a harness's own refusal of a call is: a loud change at `tool-input` (nothing ran).
+    pub fn refused(intended: String, refusal: String) -> Self {
+        ObservedDivergence::new(Hop::ToolInput, "other", false, intended, refusal)
+    }
+}
+
 /// One payload's observation.
 #[derive(Debug, Clone, Serialize)]
 pub struct Observed {
@@ -87,7 +107,8 @@ pub struct Observed {
     pub tool_result: Value,
 }
 
-fn join_argvs(recs: &[crate::probe::ProbeRecord]) -> String {
+/// Argv records joined: each argv's words by a space, the records by a newline.
+pub(crate) fn join_argvs(recs: &[crate::probe::ProbeRecord]) -> String {
     recs.iter()
         .map(|r| r.argv.join(" "))
         .collect::<Vec<_>>()
@@ -100,15 +121,15 @@ fn join_argvs(recs: &[crate::probe::ProbeRecord]) -> String {
 /// text whose `< /dev/null` sits before a `|` inside the eval'd string, or a single-quoted
 /// `eval '…'`, as `wrapper` (the words were re-quoted before eval saw them), no outer text as `tool-input`,
 /// anything else as `shell`.
-fn observed_hop(r: &PayloadResult) -> &'static str {
+fn observed_hop(r: &PayloadResult) -> Hop {
     match &r.outer {
-        None => "tool-input",
+        None => Hop::ToolInput,
         // The pipe path: the wrapper re-quoted the words and moved `< /dev/null` before the
         // first `|` (whatever quotes then carry the text to eval).
-        Some(o) if o.contains("< /dev/null |") => "wrapper",
-        Some(o) if o.contains("eval \"") => "eval",
-        Some(o) if o.contains("eval '") => "wrapper",
-        Some(_) => "shell",
+        Some(o) if o.contains("< /dev/null |") => Hop::Wrapper,
+        Some(o) if o.contains("eval \"") => Hop::Eval,
+        Some(o) if o.contains("eval '") => Hop::Wrapper,
+        Some(_) => Hop::Shell,
     }
 }
 
@@ -178,18 +199,21 @@ pub fn observe(id: &str, r: &PayloadResult) -> Observed {
         .tool_result
         .as_ref()
         .is_some_and(|t| t.is_error && t.content.contains("InputValidationError"));
+    // A change of the text: attributed from the outer text, classified by how `got` differs
+    // from `want`, silent when the call did not fail.
+    let changed = |want: String, got: String| {
+        let mechanism = iec_protocol::classify::mechanism(&want, &got);
+        let silent = !r.tool_result.as_ref().is_some_and(|t| t.is_error);
+        let fd = ObservedDivergence::new(observed_hop(r), mechanism.as_str(), silent, want, got);
+        ("diverges", Some(fd))
+    };
     let (verdict, fd) = if validation {
-        let fd = ObservedDivergence {
-            hop_name: "tool-input".into(),
-            mechanism: "other".into(),
-            silent: false,
-            intended: join_argvs(&r.direct.probe),
-            received: r
-                .tool_result
-                .as_ref()
-                .map(|t| t.content.clone())
-                .unwrap_or_default(),
-        };
+        let refusal = r
+            .tool_result
+            .as_ref()
+            .map(|t| t.content.clone())
+            .unwrap_or_default();
+        let fd = ObservedDivergence::refused(join_argvs(&r.direct.probe), refusal);
         ("diverges", Some(fd))
     } else if is_probe {
         if r.probe.is_empty() && r.direct.probe.is_empty() {
@@ -197,17 +221,7 @@ pub fn observe(id: &str, r: &PayloadResult) -> Observed {
         } else if shape(&r.payload, argvs(&r.probe)) == shape(&r.payload, argvs(&r.direct.probe)) {
             ("corresponds", None)
         } else {
-            let want = join_argvs(&r.direct.probe);
-            let got = join_argvs(&r.probe);
-            let silent = !r.tool_result.as_ref().is_some_and(|t| t.is_error);
-            let fd = ObservedDivergence {
-                hop_name: observed_hop(r).into(),
-                mechanism: iec_protocol::classify::mechanism(&want, &got).as_str().into(),
-                silent,
-                intended: want,
-                received: got,
-            };
-            ("diverges", Some(fd))
+            changed(join_argvs(&r.direct.probe), join_argvs(&r.probe))
         }
     } else {
         let want = r.direct.stdout.trim_end().to_string();
@@ -218,17 +232,7 @@ pub fn observe(id: &str, r: &PayloadResult) -> Observed {
         match got {
             None if r.direct.bash_strings.is_empty() => ("unknown", None),
             Some(g) if g == want => ("corresponds", None),
-            g => {
-                let g = g.unwrap_or_default();
-                let fd = ObservedDivergence {
-                    hop_name: observed_hop(r).into(),
-                    mechanism: iec_protocol::classify::mechanism(&want, &g).as_str().into(),
-                    silent: !r.tool_result.as_ref().is_some_and(|t| t.is_error),
-                    intended: want,
-                    received: g,
-                };
-                ("diverges", Some(fd))
-            }
+            g => changed(want, g.unwrap_or_default()),
         }
     };
     Observed {
@@ -268,36 +272,17 @@ impl RunSpec {
     }
 }
 
-/// Runs `payloads` through the real harness in batches (one launch per batch) and observes each.
+/// Runs `payloads` through real Claude Code in batches (one launch per batch, the recording hook
+/// on) and observes each.
 pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
-    let mut out = Vec::new();
-    for chunk in payloads.chunks(spec.batch.max(1)) {
-        let cmds: Vec<&str> = chunk.iter().map(|p| p.command.as_str()).collect();
-        let mut opts = RunOptions::new(&spec.version, spec.bin.clone(), &cmds);
-        opts.timeout = spec.timeout + spec.think * chunk.len() as u32;
-        opts.probe = spec.probe.clone();
-        opts.think = spec.think;
-        let run = run_claude_code_with(&opts)?;
-        anyhow::ensure!(
-            !run.timed_out,
-            "Claude Code {} timed out on a batch of {}; stderr:\n{}",
-            spec.version,
-            chunk.len(),
-            run.stderr
-        );
-        anyhow::ensure!(
-            run.results.len() == chunk.len(),
-            "Claude Code {} returned {} results for {} payloads; stderr:\n{}",
-            spec.version,
-            run.results.len(),
-            chunk.len(),
-            run.stderr
-        );
-        for (p, r) in chunk.iter().zip(&run.results) {
-            out.push(observe(&p.id, r));
-        }
-    }
-    Ok(out)
+    observe_launches(
+        "Claude Code",
+        spec,
+        spec.batch.max(1),
+        payloads,
+        |cmds| run_claude_code_with(&RunOptions::for_spec(spec, cmds)),
+        |p, r, _| Ok(observe(&p.id, r)),
+    )
 }
 
 /// The `iec harness run` document.

@@ -18,53 +18,22 @@
 //! analytics, feedback, update checks, web search): `strace -e connect` then shows connections to
 //! 127.0.0.1 only.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::ffi::OsString;
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 use crate::agree::{observe, Observed, Payload, RunSpec};
-use crate::driver::{
-    direct_run, find_probe, harness_cache_dir, replay_with_marks, run_bounded, split_bash_log, turn_windows,
-    HarnessRun, Launcher, LogMark, PayloadResult, Sandbox,
+use crate::launch::{
+    launch, Driver, HarnessRun, Invocation, LaunchOptions, Launcher, PayloadResult, Sandbox,
 };
 use crate::npm;
-use crate::probe;
-use crate::server::{ReplayHandle, ToolResult};
 
 /// The Codex version the tests and the launch files are about.
 pub const CODEX_VERSION: &str = "0.171.0";
 
-/// Options for [`run_codex_with`].
-#[derive(Debug, Clone)]
-pub struct CodexOptions {
-    pub version: String,
-    /// A prebuilt native `codex` binary (or `codex.js`); `None` installs the pinned npm package.
-    pub bin: Option<PathBuf>,
-    /// The payloads, one shell tool call each, all in one `codex exec`.
-    pub payloads: Vec<String>,
-    /// Bound for the Codex process (and, separately, each direct run).
-    pub timeout: Duration,
-    /// The argv probe program; `None` finds it as [`find_probe`] does.
-    pub probe: Option<PathBuf>,
-    /// The replay model's thinking time before each tool call.
-    pub think: Duration,
-}
-
-impl CodexOptions {
-    pub fn new(version: &str, bin: Option<PathBuf>, payloads: &[&str]) -> Self {
-        CodexOptions {
-            version: version.to_string(),
-            bin,
-            payloads: payloads.iter().map(|s| s.to_string()).collect(),
-            timeout: Duration::from_secs(120),
-            probe: None,
-            think: Duration::ZERO,
-        }
-    }
-}
+/// Options for [`run_codex_with`]: those of every launch (two minutes by default).
+pub type CodexOptions = LaunchOptions;
 
 fn target_triple() -> (&'static str, &'static str) {
     match std::env::consts::ARCH {
@@ -90,18 +59,12 @@ pub fn installed_codex(dir: &Path) -> Option<Launcher> {
 /// native binary) into `~/.cache/iec/harnesses/codex-<ver>` (reused when present), scripts not
 /// run, and returns how to launch the native binary.
 pub fn install_codex(version: &str) -> anyhow::Result<Launcher> {
-    npm::check_version("Codex", version)?;
     let missing = format!(
         "its platform package @openai/{} has no native binary",
         target_triple().0
     );
-    npm::install_cached(
-        &harness_cache_dir()?.join(format!("codex-{version}")),
-        &format!("@openai/codex@{version}"),
-        &[&[]],
-        installed_codex,
-        &missing,
-    )
+    let (dir, spec) = npm::pinned_harness("Codex", "@openai/codex", version)?;
+    npm::install_cached(&dir, &spec, &[&[]], installed_codex, &missing)
 }
 
 /// The private `config.toml`: the replay server as the only provider, commands run without
@@ -156,22 +119,6 @@ pub fn command_of(args: &Value) -> Option<String> {
     }
 }
 
-/// The text the first bash of a call received: Codex's snapshot wrapper (it ends in
-/// `exec '/bin/bash' -c '…'`), else the first string that mentions the payload's first word.
-fn pick_outer(strings: &[String], payload: &str) -> Option<String> {
-    if let Some(s) = strings
-        .iter()
-        .find(|s| s.contains("__CODEX_SNAPSHOT") && s.contains("exec '"))
-    {
-        return Some(s.clone());
-    }
-    let first_word = payload.split_whitespace().next().unwrap_or("");
-    strings
-        .iter()
-        .find(|s| !first_word.is_empty() && s.contains(first_word))
-        .cloned()
-}
-
 /// The command output inside a Codex tool output (after its `Output:` line); the whole text when
 /// there is no such line.
 pub fn output_text(content: &str) -> &str {
@@ -181,124 +128,42 @@ pub fn output_text(content: &str) -> &str {
     content.strip_prefix("Output:\n").unwrap_or(content)
 }
 
-/// Runs one `codex exec` with all payloads, then each payload directly.
-pub fn run_codex_with(opts: &CodexOptions) -> anyhow::Result<HarnessRun> {
-    let launcher = match &opts.bin {
-        Some(b) => Launcher::for_bin(b),
-        None => install_codex(&opts.version)?,
-    };
-    let probe = match &opts.probe {
-        Some(p) => p.clone(),
-        None => find_probe()?,
-    };
-    let sb = Arc::new(Sandbox::new(&probe)?);
-    // Codex snapshots a login bash, and a login bash's /etc/profile may reset PATH (Debian's
-    // does): the private profile puts the probe first again, as a user's profile would.
-    std::fs::write(
-        sb.home.join(".bash_profile"),
-        format!(
-            "# iec-harness login witness\nPATH='{}':\"$PATH\"; export PATH\n. '{}'\n",
-            sb.bin.display(),
-            sb.bash_env.display()
-        ),
-    )?;
+/// Codex's part of a launch: its private `CODEX_HOME` and login profile, `codex exec`.
+struct Codex;
 
-    let (marks, server) = replay_with_marks(&sb, &opts.payloads, opts.think)?;
-    let codex_home = sb.root.join("codex-home");
-    std::fs::create_dir_all(&codex_home)?;
-    std::fs::write(codex_home.join("config.toml"), config_toml(&server.base_url()))?;
+impl Driver for Codex {
+    fn prepare(&self, sb: &Sandbox, base_url: &str) -> anyhow::Result<Invocation> {
+        // Codex snapshots a login bash, and a login bash's /etc/profile may reset PATH.
+        sb.probe_first_in_login_profile()?;
+        let codex_home = sb.root.join("codex-home");
+        std::fs::create_dir_all(&codex_home)?;
+        std::fs::write(codex_home.join("config.toml"), config_toml(base_url))?;
+        let mut args: Vec<OsString> = ["exec", "--skip-git-repo-check", "--json", "-C"]
+            .map(OsString::from)
+            .to_vec();
+        args.extend([sb.cwd.clone().into(), "go".into()]);
+        Ok(Invocation {
+            args,
+            env: vec![
+                ("CODEX_HOME", codex_home.into()),
+                ("OPENAI_API_KEY", "sk-test".into()),
+            ],
+        })
+    }
 
-    let mut cmd = Command::new(&launcher.program);
-    cmd.args(&launcher.prefix_args)
-        .args(["exec", "--skip-git-repo-check", "--json", "-C"])
-        .arg(&sb.cwd)
-        .arg("go")
-        .current_dir(&sb.cwd)
-        .env_clear()
-        .envs(sb.env())
-        .env("CODEX_HOME", &codex_home)
-        .env("OPENAI_API_KEY", "sk-test");
-    replayed_run(
-        cmd,
-        &sb,
-        server,
-        &marks,
-        launcher,
-        &opts.version,
-        &opts.payloads,
-        opts.timeout,
-        command_of,
-        pick_outer,
-    )
+    fn command_of(&self, args: &Value) -> Option<String> {
+        command_of(args)
+    }
+
+    /// Codex's snapshot wrapper: it ends in `exec '/bin/bash' -c '…'`.
+    fn is_wrapper(&self, text: &str) -> bool {
+        text.contains("__CODEX_SNAPSHOT") && text.contains("exec '")
+    }
 }
 
-/// Runs a harness command against the replay server and assembles its [`HarnessRun`]: each
-/// payload's turn window of the witness logs, the tool result and echoed command the server
-/// recorded, and the direct `bash -c` reference run. Shared by the Codex and Gemini CLI drivers,
-/// which differ in how they start the harness, where its command sits in a call and which
-/// logged string is its wrapper.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn replayed_run(
-    cmd: Command,
-    sb: &Sandbox,
-    server: ReplayHandle,
-    marks: &Mutex<Vec<Option<LogMark>>>,
-    launcher: Launcher,
-    version: &str,
-    payloads: &[String],
-    timeout: Duration,
-    command_of: fn(&Value) -> Option<String>,
-    pick_outer: fn(&[String], &str) -> Option<String>,
-) -> anyhow::Result<HarnessRun> {
-    let started = Instant::now();
-    let fin = run_bounded(cmd, &sb.tmp, "harness", timeout, &sb.marker())?;
-    let elapsed_ms = started.elapsed().as_millis();
-    let requests = server.requests();
-    let unknown_paths = server.unknown_paths();
-    let n = payloads.len();
-    let tool_results: Vec<Option<ToolResult>> = (0..n).map(|k| server.tool_result(k)).collect();
-    let echoed: Vec<Option<String>> = (0..n)
-        .map(|k| server.echoed_input(k).as_ref().and_then(command_of))
-        .collect();
-    server.shutdown();
-
-    let (bash_bytes, probe_bytes) = sb.read_logs();
-    let bash_argvs = sb.bash_argvs();
-    let marks = marks.lock().unwrap().clone();
-    let parts = turn_windows(&marks, &bash_bytes, &probe_bytes, n);
-    let mut results = Vec::new();
-    for (k, ((strings, probes), tool_result)) in parts.into_iter().zip(tool_results).enumerate() {
-        let payload = payloads[k].clone();
-        let direct = direct_run(sb, &payload, k, timeout)?;
-        results.push(PayloadResult {
-            outer: pick_outer(&strings, &payload),
-            emitted: payload.clone(),
-            echoed: echoed[k].clone(),
-            hook_input: None,
-            payload,
-            bash_strings: strings,
-            probe: probes,
-            tool_result,
-            direct,
-        });
-    }
-    Ok(HarnessRun {
-        version: version.to_string(),
-        launcher,
-        results,
-        exit_code: fin.exit_code,
-        timed_out: fin.timed_out,
-        elapsed_ms,
-        stdout: fin.stdout,
-        stderr: fin.stderr,
-        requests,
-        unknown_paths,
-        bash_log: split_bash_log(&bash_bytes),
-        probe_log: probe::parse_log(&probe_bytes),
-        bash_argvs,
-        hook_log: vec![],
-        hook_stderr: String::new(),
-    })
+/// Runs one `codex exec` with all payloads, then each payload directly.
+pub fn run_codex_with(opts: &CodexOptions) -> anyhow::Result<HarnessRun> {
+    launch(opts, install_codex, &Codex)
 }
 
 /// The observed verdict of one Codex result: as [`observe`], with the tool result's command
@@ -318,26 +183,7 @@ pub fn observe_codex(id: &str, r: &PayloadResult) -> Observed {
 
 /// Runs `payloads` through real Codex in batches (one `codex exec` per batch) and observes each.
 pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
-    let mut out = Vec::new();
-    for chunk in payloads.chunks(spec.batch.max(1)) {
-        let cmds: Vec<&str> = chunk.iter().map(|p| p.command.as_str()).collect();
-        let mut opts = CodexOptions::new(&spec.version, spec.bin.clone(), &cmds);
-        opts.timeout = spec.timeout + spec.think * chunk.len() as u32;
-        opts.probe = spec.probe.clone();
-        opts.think = spec.think;
-        let run = run_codex_with(&opts)?;
-        anyhow::ensure!(
-            !run.timed_out,
-            "Codex {} timed out on a batch of {}; stderr:\n{}",
-            spec.version,
-            chunk.len(),
-            run.stderr
-        );
-        for (p, r) in chunk.iter().zip(&run.results) {
-            out.push(observe_codex(&p.id, r));
-        }
-    }
-    Ok(out)
+    crate::harness::run_observed(&crate::harness::Codex, spec, payloads)
 }
 
 /// The `iec harness run` document for Codex.

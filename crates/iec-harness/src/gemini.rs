@@ -22,18 +22,17 @@
 //! `trim()` (a trailing `\` gets a space). A command with `$(`, a backtick, `<(` or `>(` outside
 //! single quotes is not run: the tool answers "Command injection detected: …".
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Arc;
-use std::time::Duration;
 
+use iec_core::Hop;
 use serde_json::{json, Value};
 
-use crate::agree::{observe, Observed, ObservedDivergence, Payload, RunSpec};
-use crate::driver::{
-    find_probe, harness_cache_dir, replay_with_marks, HarnessRun, Launcher, PayloadResult, Sandbox,
-};
+use crate::agree::{join_argvs, observe, Observed, ObservedDivergence, Payload, RunSpec};
 use crate::gemini_api::shell_output;
+use crate::launch::{
+    command_field, launch, Driver, HarnessRun, Invocation, LaunchOptions, Launcher, PayloadResult, Sandbox,
+};
 use crate::npm;
 
 /// The Gemini CLI version the tests and the launch file are about.
@@ -50,33 +49,28 @@ pub const SUBSTITUTION_REFUSAL: &str = "Command injection detected";
 /// Options for [`run_gemini_with`].
 #[derive(Debug, Clone)]
 pub struct GeminiOptions {
-    pub version: String,
-    /// A prebuilt `gemini.js` (the package's `bundle/gemini.js`); `None` installs the pinned npm
-    /// package.
-    pub bin: Option<PathBuf>,
-    /// The payloads, one shell tool call each, all in one `gemini -p` run (Gemini CLI stops a
-    /// prompt after 100 model turns).
-    pub payloads: Vec<String>,
-    /// Bound for the Gemini CLI process (and, separately, each direct run).
-    pub timeout: Duration,
-    /// The argv probe program; `None` finds it as [`find_probe`] does.
-    pub probe: Option<PathBuf>,
+    /// Version, binary (a prebuilt `gemini.js`, the package's `bundle/gemini.js`), payloads
+    /// (all in one `gemini -p` run: Gemini CLI stops a prompt after 100 model turns), timeout
+    /// (two minutes by default), probe and thinking time.
+    pub launch: LaunchOptions,
     /// `-m MODEL`; `None` leaves the CLI's default (`auto`, which first asks a classifier).
     pub model: Option<String>,
-    /// The replay model's thinking time before each tool call.
-    pub think: Duration,
 }
 
 impl GeminiOptions {
     pub fn new(version: &str, bin: Option<PathBuf>, payloads: &[&str]) -> Self {
         GeminiOptions {
-            version: version.to_string(),
-            bin,
-            payloads: payloads.iter().map(|s| s.to_string()).collect(),
-            timeout: Duration::from_secs(120),
-            probe: None,
+            launch: LaunchOptions::new(version, bin, payloads),
             model: Some(DEFAULT_MODEL.to_string()),
-            think: Duration::ZERO,
+        }
+    }
+
+    /// One launch of `commands` as `spec` says (see [`LaunchOptions::for_spec`]), on
+    /// [`DEFAULT_MODEL`].
+    pub fn for_spec(spec: &RunSpec, commands: &[&str]) -> Self {
+        GeminiOptions {
+            launch: LaunchOptions::for_spec(spec, commands),
+            model: Some(DEFAULT_MODEL.to_string()),
         }
     }
 }
@@ -92,10 +86,10 @@ pub fn installed_gemini_cli(dir: &Path) -> Option<Launcher> {
 /// (reused when present), scripts not run (its optional `node-pty` packages are only used for
 /// interactive shells), and returns how to launch it.
 pub fn install_gemini_cli(version: &str) -> anyhow::Result<Launcher> {
-    npm::check_version("Gemini CLI", version)?;
+    let (dir, spec) = npm::pinned_harness("Gemini CLI", "@google/gemini-cli", version)?;
     npm::install_cached(
-        &harness_cache_dir()?.join(format!("gemini-cli-{version}")),
-        &format!("@google/gemini-cli@{version}"),
+        &dir,
+        &spec,
         &[&[]],
         installed_gemini_cli,
         "it has no bundle/gemini.js",
@@ -113,67 +107,50 @@ pub fn settings_json() -> Value {
     })
 }
 
-/// The text the shell's bash received for a call: Gemini CLI's wrapper (it sets
-/// `_bgpids_file`), else the first string that mentions the payload's first word.
-fn pick_outer(strings: &[String], payload: &str) -> Option<String> {
-    if let Some(s) = strings.iter().find(|s| s.contains("_bgpids_file=")) {
-        return Some(s.clone());
-    }
-    let first_word = payload.split_whitespace().next().unwrap_or("");
-    strings
-        .iter()
-        .find(|s| !first_word.is_empty() && s.contains(first_word))
-        .cloned()
-}
-
 /// The command text of a call's echoed arguments.
 pub fn command_of(args: &Value) -> Option<String> {
-    args.get("command").and_then(Value::as_str).map(String::from)
+    command_field(args)
+}
+
+/// Gemini CLI's part of a launch: its settings, `gemini -p go --yolo`, its API's environment.
+struct GeminiCli<'a> {
+    model: Option<&'a str>,
+}
+
+impl Driver for GeminiCli<'_> {
+    fn prepare(&self, sb: &Sandbox, base_url: &str) -> anyhow::Result<Invocation> {
+        let gemini_dir = sb.home.join(".gemini");
+        std::fs::create_dir_all(&gemini_dir)?;
+        std::fs::write(
+            gemini_dir.join("settings.json"),
+            serde_json::to_string_pretty(&settings_json())?,
+        )?;
+        let mut args: Vec<OsString> = ["-p", "go", "--yolo"].map(OsString::from).to_vec();
+        if let Some(m) = self.model {
+            args.extend(["-m".into(), m.into()]);
+        }
+        Ok(Invocation {
+            args,
+            env: vec![
+                ("GOOGLE_GEMINI_BASE_URL", base_url.into()),
+                ("GEMINI_API_KEY", "replay-key".into()),
+                ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
+            ],
+        })
+    }
+
+    /// Gemini CLI's wrapper sets `_bgpids_file`.
+    fn is_wrapper(&self, text: &str) -> bool {
+        text.contains("_bgpids_file=")
+    }
 }
 
 /// Runs one `gemini -p` with all payloads, then each payload directly.
 pub fn run_gemini_with(opts: &GeminiOptions) -> anyhow::Result<HarnessRun> {
-    let launcher = match &opts.bin {
-        Some(b) => Launcher::for_bin(b),
-        None => install_gemini_cli(&opts.version)?,
+    let driver = GeminiCli {
+        model: opts.model.as_deref(),
     };
-    let probe = match &opts.probe {
-        Some(p) => p.clone(),
-        None => find_probe()?,
-    };
-    let sb = Arc::new(Sandbox::new(&probe)?);
-    let gemini_dir = sb.home.join(".gemini");
-    std::fs::create_dir_all(&gemini_dir)?;
-    std::fs::write(
-        gemini_dir.join("settings.json"),
-        serde_json::to_string_pretty(&settings_json())?,
-    )?;
-
-    let (marks, server) = replay_with_marks(&sb, &opts.payloads, opts.think)?;
-
-    let mut cmd = Command::new(&launcher.program);
-    cmd.args(&launcher.prefix_args).args(["-p", "go", "--yolo"]);
-    if let Some(m) = &opts.model {
-        cmd.arg("-m").arg(m);
-    }
-    cmd.current_dir(&sb.cwd)
-        .env_clear()
-        .envs(sb.env())
-        .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
-        .env("GEMINI_API_KEY", "replay-key")
-        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
-    crate::codex::replayed_run(
-        cmd,
-        &sb,
-        server,
-        &marks,
-        launcher,
-        &opts.version,
-        &opts.payloads,
-        opts.timeout,
-        command_of,
-        pick_outer,
-    )
+    launch(&opts.launch, install_gemini_cli, &driver)
 }
 
 /// The command text inside Gemini CLI's wrapper (between the `trap … EXIT` line and the closing
@@ -204,7 +181,7 @@ pub fn observe_gemini(id: &str, r: &PayloadResult) -> Observed {
         .is_some_and(|c| c != r.payload);
     if let Some(fd) = &mut o.first_divergence {
         if rewritten {
-            fd.hop_name = "harness-rewrite".into();
+            fd.hop_name = Hop::HarnessRewrite.name().into();
         }
     }
     if let Some(t) = &r.tool_result {
@@ -213,55 +190,29 @@ pub fn observe_gemini(id: &str, r: &PayloadResult) -> Observed {
                                "exit_code": so.exit_code});
         if !so.recognized && t.content.contains(SUBSTITUTION_REFUSAL) && r.probe.is_empty() {
             o.verdict = "diverges".into();
-            o.first_divergence = Some(ObservedDivergence {
-                hop_name: "tool-input".into(),
-                mechanism: "other".into(),
-                silent: false,
-                intended: r
-                    .direct
-                    .probe
-                    .iter()
-                    .map(|p| p.argv.join(" "))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                received: t.content.clone(),
-            });
+            o.first_divergence = Some(ObservedDivergence::refused(
+                join_argvs(&r.direct.probe),
+                t.content.clone(),
+            ));
         }
     }
     o
 }
 
-/// Runs `payloads` through real Gemini CLI in batches (one `gemini -p` per batch) and observes
-/// each.
+/// Runs `payloads` through real Gemini CLI in batches (one `gemini -p` per batch; one batch must
+/// fit in one prompt, see [`crate::harness::GeminiCli`]) and observes each; a call without a tool
+/// result is an error.
 pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
-    let mut out = Vec::new();
-    // Gemini CLI ends a prompt after 100 model turns; one batch must fit in one prompt.
-    for chunk in payloads.chunks(spec.batch.clamp(1, 90)) {
-        let cmds: Vec<&str> = chunk.iter().map(|p| p.command.as_str()).collect();
-        let mut opts = GeminiOptions::new(&spec.version, spec.bin.clone(), &cmds);
-        opts.timeout = spec.timeout + spec.think * chunk.len() as u32;
-        opts.probe = spec.probe.clone();
-        opts.think = spec.think;
-        let run = run_gemini_with(&opts)?;
+    crate::harness::run_observed_checked(&crate::harness::GeminiCli, spec, payloads, |p, r, run| {
         anyhow::ensure!(
-            !run.timed_out,
-            "Gemini CLI {} timed out on a batch of {}; stderr:\n{}",
+            r.tool_result.is_some(),
+            "Gemini CLI {} sent no tool result for {:?}; stderr:\n{}",
             spec.version,
-            chunk.len(),
+            p.command,
             run.stderr
         );
-        for (p, r) in chunk.iter().zip(&run.results) {
-            anyhow::ensure!(
-                r.tool_result.is_some(),
-                "Gemini CLI {} sent no tool result for {:?}; stderr:\n{}",
-                spec.version,
-                p.command,
-                run.stderr
-            );
-            out.push(observe_gemini(&p.id, r));
-        }
-    }
-    Ok(out)
+        Ok(())
+    })
 }
 
 /// The `iec harness run` document for Gemini CLI.

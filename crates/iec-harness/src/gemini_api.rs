@@ -27,11 +27,47 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{header, Method, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::Response;
+use axum::routing::post;
+use axum::Router;
 use serde_json::{json, Value};
 
-use crate::server::{record, Inner, RecordedRequest, ToolResult};
+use crate::server::{
+    json_response, json_status, main_requests, read_request, record, sse_response, Inner, ModelApi,
+    RecordedRequest, ToolResult,
+};
+
+/// The Gemini API.
+pub(crate) struct Gemini;
+
+impl ModelApi for Gemini {
+    /// The tool's name.
+    type Tool = String;
+
+    fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>> {
+        router
+            .route("/v1beta/models/{call}", post(models))
+            .route("/v1/models/{call}", post(models))
+            .route("/v1alpha/models/{call}", post(models))
+    }
+
+    fn shell_tool(body: &Value) -> Option<String> {
+        shell_tool(body)
+    }
+
+    fn turn(body: &Value) -> usize {
+        function_responses(body).len()
+    }
+
+    fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult> {
+        tool_result(requests, k)
+    }
+
+    fn echoed_input(requests: &[RecordedRequest], k: usize) -> Option<Value> {
+        echoed_arguments(requests, k)
+    }
+}
 
 /// The id the server gives the `functionCall` of script call `k`.
 pub fn call_id(k: usize) -> String {
@@ -205,7 +241,7 @@ pub fn shell_output(content: &str) -> ShellOutput {
 /// than `k` (the harness may give calls its own ids).
 pub fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult> {
     let id = call_id(k);
-    let mains = || requests.iter().filter(|r| r.role.starts_with("main:"));
+    let mains = || main_requests(requests);
     let fr = mains()
         .find_map(|r| {
             function_responses(&r.body)
@@ -302,67 +338,39 @@ enum Reply {
 }
 
 /// `POST /v1beta/models/<model>:<method>` (and `/v1/`, `/v1alpha/`).
-pub(crate) async fn models(
-    State(inner): State<Arc<Inner>>,
-    method: Method,
-    uri: Uri,
-    body: Bytes,
-) -> Response {
+async fn models(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
     let path = uri.path();
     let tail = path.rsplit('/').next().unwrap_or("");
     let (model, action) = tail.rsplit_once(':').unwrap_or((tail, ""));
-    let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     match action {
         "generateContent" | "streamGenerateContent" => {}
         "countTokens" => {
             record(&inner, &method, &uri, &body, "count_tokens".into());
-            return json_response(json!({"totalTokens": 100}));
+            return json_response(&json!({"totalTokens": 100}));
         }
         _ => {
             record(&inner, &method, &uri, &body, "unknown".into());
-            return (
+            return json_status(
                 StatusCode::NOT_FOUND,
-                [(header::CONTENT_TYPE, "application/json")],
-                json!({"error": {"code": 404, "status": "NOT_FOUND",
-                    "message": format!("replay server: no {} {}", method, path)}})
-                .to_string(),
-            )
-                .into_response();
+                &json!({"error": {"code": 404, "status": "NOT_FOUND",
+                    "message": format!("replay server: no {} {}", method, path)}}),
+            );
         }
     }
-    let tool = shell_tool(&value);
-    let turn = function_responses(&value).len();
-    let role = match &tool {
-        Some(_) => format!("main:{turn}"),
-        None => "side".to_string(),
-    };
-    record(&inner, &method, &uri, &body, role);
-    let reply = match tool {
-        Some(name) => {
-            inner.enter_turn(turn);
+    let (value, main) = read_request::<Gemini>(&inner, &method, &uri, &body);
+    let reply = match main {
+        Some(main) => {
             inner.think().await;
-            match inner.script.commands.get(turn) {
+            match main.command {
                 Some(cmd) => Reply::Call {
-                    name,
+                    name: main.tool,
                     args: json!({ "command": cmd }),
-                    id: call_id(turn),
+                    id: call_id(main.turn),
                 },
                 None => Reply::Text(inner.script.final_text.clone()),
             }
         }
-        None => {
-            let config = value.get("generationConfig");
-            let wants_json = config
-                .and_then(|c| c.get("responseMimeType"))
-                .and_then(Value::as_str)
-                == Some("application/json");
-            let schema = config.and_then(|c| c.get("responseJsonSchema").or_else(|| c.get("responseSchema")));
-            match (wants_json, schema) {
-                (true, Some(s)) => Reply::Text(schema_value(s).to_string()),
-                (true, None) => Reply::Text("{}".into()),
-                _ => Reply::Text(inner.script.side_text.clone()),
-            }
-        }
+        None => Reply::Text(side_text(&inner, &value)),
     };
     let n = inner.requests.lock().unwrap().len();
     let part = match &reply {
@@ -377,21 +385,26 @@ pub(crate) async fn models(
     });
     if action == "streamGenerateContent" {
         // The SDK asks for `alt=sse`; one event carries the whole candidate.
-        (
-            [
-                (header::CONTENT_TYPE, "text/event-stream"),
-                (header::CACHE_CONTROL, "no-cache"),
-            ],
-            format!("data: {doc}\r\n\r\n"),
-        )
-            .into_response()
+        sse_response(format!("data: {doc}\r\n\r\n"))
     } else {
-        json_response(doc)
+        json_response(&doc)
     }
 }
 
-fn json_response(v: Value) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response()
+/// The answer to a side request: the smallest value of its schema when it asks for JSON, else
+/// the script's side text.
+fn side_text(inner: &Inner, body: &Value) -> String {
+    let config = body.get("generationConfig");
+    let wants_json = config
+        .and_then(|c| c.get("responseMimeType"))
+        .and_then(Value::as_str)
+        == Some("application/json");
+    let schema = config.and_then(|c| c.get("responseJsonSchema").or_else(|| c.get("responseSchema")));
+    match (wants_json, schema) {
+        (true, Some(s)) => schema_value(s).to_string(),
+        (true, None) => "{}".into(),
+        _ => inner.script.side_text.clone(),
+    }
 }
 
 #[cfg(test)]

@@ -33,8 +33,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::agree::{predict, RunSpec};
-use crate::driver::{HarnessRun, PayloadResult};
 use crate::harness::{ClaudeCode, Harness};
+use crate::launch::{HarnessRun, PayloadResult};
 
 /// What a marker is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -93,6 +93,12 @@ fn shaped(command: &str, shape: &str) -> String {
         "seq" => format!("{command}; true"),
         _ => command.to_string(),
     }
+}
+
+/// `cat` reading the here-document `<<DELIM` (`delim` as written: quoted or not) with `body`,
+/// in `shape`: the shape's operator stays on the `cat` line, the body follows it.
+fn heredoc(delim: &str, body: &str, shape: &str) -> String {
+    format!("{}\n{body}\nEOF", shaped(&format!("cat <<{delim}"), shape))
 }
 
 /// The marker payloads for `nonce` (alphanumeric).
@@ -276,30 +282,14 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
         Context,
         "a quoted here-document",
         false,
-        &|t, shape| {
-            let body = format!("\n{t} $HOME\nEOF");
-            match shape {
-                "pipe" => format!("cat <<'EOF' | cat{body}"),
-                "and" => format!("true && cat <<'EOF'{body}"),
-                "seq" => format!("cat <<'EOF'; true{body}"),
-                _ => format!("cat <<'EOF'{body}"),
-            }
-        },
+        &|t, shape| heredoc("'EOF'", &format!("{t} $HOME"), shape),
     );
     add(
         "heredoc-live",
         Context,
         "an unquoted here-document with expansions",
         false,
-        &|t, shape| {
-            let body = format!("\n{t} $((1+2)) \\$HOME 'q'\nEOF");
-            match shape {
-                "pipe" => format!("cat <<EOF | cat{body}"),
-                "and" => format!("true && cat <<EOF{body}"),
-                "seq" => format!("cat <<EOF; true{body}"),
-                _ => format!("cat <<EOF{body}"),
-            }
-        },
+        &|t, shape| heredoc("EOF", &format!("{t} $((1+2)) \\$HOME 'q'"), shape),
     );
     add(
         "env",
@@ -516,24 +506,7 @@ pub fn learn_harness(h: &dyn Harness, spec: &RunSpec, opts: &LearnOptions) -> an
     let mut run: Option<HarnessRun> = None;
     for chunk in ms.chunks(h.max_calls()) {
         let cmds: Vec<&str> = chunk.iter().map(|m| m.command.as_str()).collect();
-        let part = h.run(spec, &cmds)?;
-        anyhow::ensure!(
-            !part.timed_out,
-            "{} {} timed out on {} markers; stderr:\n{}",
-            h.title(),
-            spec.version,
-            chunk.len(),
-            part.stderr
-        );
-        anyhow::ensure!(
-            part.results.len() == chunk.len(),
-            "{} {} returned {} results for {} markers; stderr:\n{}",
-            h.title(),
-            spec.version,
-            part.results.len(),
-            chunk.len(),
-            part.stderr
-        );
+        let part = crate::harness::checked(h.title(), &spec.version, chunk.len(), h.run(spec, &cmds)?)?;
         run = Some(match run {
             None => part,
             Some(mut r) => {
@@ -847,7 +820,10 @@ fn rewritten(steps: &[&str], text: &str) -> String {
     t
 }
 
-/// Learns the launch of harness `h` from a finished run of `ms` (results in the same order).
+/// Learns the launch of harness `h` from a finished run of `ms` (results in the same order):
+/// the run's paths from the environment marker, then each learner of the module's list in turn
+/// (wrapper template and payload rendering, eval, spawn argv, validation, snapshot shadowing),
+/// then the launch file and what each marker showed.
 pub fn learn_from_run_with(
     h: &dyn Harness,
     version: &str,
@@ -856,8 +832,63 @@ pub fn learn_from_run_with(
     run: &HarnessRun,
 ) -> anyhow::Result<Learned> {
     anyhow::ensure!(run.results.len() == ms.len(), "one result per marker");
-    let seen: Vec<Seen> = ms
-        .iter()
+    let seen = read_markers(ms, run);
+    let by_id = |id: &str| seen.iter().find(|s| s.m.id == id).expect("marker");
+    let plain = by_id("plain");
+    let Some(plain_outer) = plain.outer.clone() else {
+        bail!(
+            "the plain marker {:?} reached no bash of the harness (tool result: {:?}); nothing to learn from",
+            plain.m.command,
+            plain.r.tool_result
+        );
+    };
+    let env = read_environment(by_id("env"))?;
+    let paths = learn_paths(&env, &plain_outer)?;
+    let template = learn_template(&seen, plain, &plain_outer, &paths)?;
+    let parse = learn_second_parse(&template.chosen, plain, &env)?;
+    let spawn = learn_spawn(run, &env, &paths)?;
+    let validation = learn_validation(&seen)?;
+    let shadowing = learn_shadowing(by_id("functions"), &validation)?;
+    let (tool, input_field) = h.tool(run).context("no main-loop request listed a shell tool")?;
+    let facts = Facts {
+        tool,
+        input_field,
+        template,
+        parse,
+        spawn,
+        validation,
+        shadowing,
+    };
+    let t = launch_toml(h, version, ms.len(), &facts);
+    let launch =
+        Launch::from_toml(&t).with_context(|| format!("the learned launch file does not load:\n{t}"))?;
+    let evidence = evidence(h, &seen, &launch, &paths, &facts)?;
+    Ok(Learned {
+        harness: h.name().into(),
+        version: version.into(),
+        toml: t,
+        launch,
+        evidence,
+        nonce: nonce.into(),
+        elapsed_ms: run.elapsed_ms,
+        verification: None,
+    })
+}
+
+/// What the learners found, from which the launch file is written.
+struct Facts {
+    tool: String,
+    input_field: Option<String>,
+    template: Template,
+    parse: SecondParse,
+    spawn: Spawn,
+    validation: Validation,
+    shadowing: Shadowing,
+}
+
+/// Each marker with its result: the outer text that carried its tag, and the harness's refusal.
+fn read_markers<'a>(ms: &'a [Marker], run: &'a HarnessRun) -> Vec<Seen<'a>> {
+    ms.iter()
         .zip(&run.results)
         .map(|(m, r)| {
             let outer = r.bash_strings.iter().find(|s| s.contains(&m.tag)).cloned();
@@ -873,18 +904,29 @@ pub fn learn_from_run_with(
                 rejected,
             }
         })
-        .collect();
-    let by_id = |id: &str| seen.iter().find(|s| s.m.id == id).expect("marker");
-    let plain = by_id("plain");
-    let env = by_id("env");
-    let Some(plain_outer) = plain.outer.clone() else {
-        bail!(
-            "the plain marker {:?} reached no bash of the harness (tool result: {:?}); nothing to learn from",
-            plain.m.command,
-            plain.r.tool_result
-        );
-    };
-    let Some(env_outer) = env.outer.clone() else {
+        .collect()
+}
+
+/// What the environment marker read through the harness and directly.
+struct Environment {
+    /// The wrapper text that carried the marker.
+    outer: String,
+    /// `HOME`, `TMPDIR`, `PWD` and then `/proc/$$/cmdline` of the harness's shell.
+    through: Vec<String>,
+    /// `HOME`, `TMPDIR`, `PWD` of the direct run.
+    direct: Vec<String>,
+}
+
+impl Environment {
+    /// The argv of the shell that ran the marker (`/proc/$$/cmdline`).
+    fn cmdline(&self) -> &[String] {
+        &self.through[3..]
+    }
+}
+
+/// Reads the environment marker.
+fn read_environment(env: &Seen) -> anyhow::Result<Environment> {
+    let Some(outer) = env.outer.clone() else {
         bail!(
             "the environment marker reached no bash of the harness (tool result: {:?})",
             env.r.tool_result
@@ -903,9 +945,19 @@ pub fn learn_from_run_with(
         env_h.len() >= 4 && env_d.len() >= 3,
         "short environment record {env_h:?}"
     );
-    let cmdline: Vec<String> = env_h[3..].to_vec();
+    Ok(Environment {
+        outer,
+        through: env_h.to_vec(),
+        direct: env_d.to_vec(),
+    })
+}
 
-    // The run's paths: the harness's view and the direct run's (the driver's sandbox).
+/// The run's paths, the harness's view and the direct run's (the driver's sandbox), and the
+/// snapshot: the one path under HOME (or under the run's private root, which holds HOME and
+/// TMPDIR: Codex keeps it in its CODEX_HOME there) that the plain marker's wrapper names,
+/// outside TMPDIR.
+fn learn_paths(env: &Environment, plain_outer: &str) -> anyhow::Result<Paths> {
+    let (env_h, env_d) = (&env.through, &env.direct);
     let mut home = vec![env_h[0].clone(), env_d[0].clone()];
     let mut tmp = vec![env_h[1].clone(), env_d[1].clone()];
     home.retain(|p| !p.is_empty());
@@ -924,9 +976,6 @@ pub fn learn_from_run_with(
     }
     let mut forbidden: Vec<String> = cwds.iter().chain(&private_roots).cloned().collect();
     forbidden.retain(|p| p.len() > 1);
-    // The snapshot: the one path under HOME (or under the run's private root, which holds HOME
-    // and TMPDIR: Codex keeps it in its CODEX_HOME there) that the plain marker's wrapper
-    // names, outside TMPDIR.
     let mut under_home: Vec<String> = Vec::new();
     let roots: Vec<String> = home.iter().chain(&private_roots).cloned().collect();
     let under = |p: &str, dirs: &[String]| dirs.iter().any(|d| p == d || p.starts_with(&format!("{d}/")));
@@ -943,19 +992,46 @@ pub fn learn_from_run_with(
     if under_home.len() > 1 {
         bail!("the wrapper names more than one path under HOME ({under_home:?}); which is the snapshot?");
     }
-    let paths = Paths {
+    Ok(Paths {
         home,
         tmp,
         forbidden,
         snapshot: under_home.pop(),
-        install: crate::driver::harness_cache_dir()
+        install: crate::launch::harness_cache_dir()
             .ok()
             .map(|d| d.display().to_string()),
-    };
-    let norm_plain = paths.norm(&plain_outer);
+    })
+}
 
-    // Candidate templates: each known rendering of the plain marker after each set of known
-    // rewrite steps, at each place it occurs.
+/// The learned wrapper template and payload rendering, with what was tried.
+struct Template {
+    /// Every template and rendering the plain marker allows.
+    candidates: Vec<Candidate>,
+    /// The one that reproduces every rendering marker, its `{{tmp}}` file names made stable.
+    chosen: Candidate,
+    /// The file names seen after each `{{tmp}}/` of the template, call by call.
+    names_seen: Vec<Vec<String>>,
+    /// The name written for each.
+    stable: Vec<String>,
+}
+
+/// A rendering marker that reached a shell (its outer text must be reproduced), and a context
+/// marker that did.
+fn reaches(s: &Seen) -> bool {
+    s.outer.is_some() && s.rejected.is_none()
+}
+
+/// Whether candidate `c` reproduces marker `s`'s outer text (file names under `{{tmp}}` aside).
+fn reproduces(paths: &Paths, c: &Candidate, s: &Seen) -> bool {
+    let actual = paths.norm(s.outer.as_deref().unwrap_or(""));
+    mask(&c.fill(&s.m.command)) == mask(&actual)
+}
+
+/// **Wrapper template** and **payload rendering**: each known rendering of the plain marker
+/// after each set of known rewrite steps, at each place it occurs in the plain marker's outer
+/// text, is a candidate; the one that reproduces every rendering marker is learned.
+fn learn_template(seen: &[Seen], plain: &Seen, plain_outer: &str, paths: &Paths) -> anyhow::Result<Template> {
+    let norm_plain = paths.norm(plain_outer);
     let mut candidates = Vec::new();
     for steps in step_sets() {
         let text = rewritten(&steps, &plain.m.command);
@@ -986,70 +1062,7 @@ pub fn learn_from_run_with(
             norm_plain
         );
     }
-    let reaches = |s: &Seen| s.outer.is_some() && s.rejected.is_none();
-    let rendering_markers: Vec<&Seen> = seen
-        .iter()
-        .filter(|s| s.m.kind == MarkerKind::Rendering && reaches(s))
-        .collect();
-    let reproduces = |c: &Candidate, s: &Seen| -> bool {
-        let actual = paths.norm(s.outer.as_deref().unwrap_or(""));
-        mask(&c.fill(&s.m.command)) == mask(&actual)
-    };
-    // Consistent: reproduces every rendering marker; each rewrite step it names changes some
-    // marker's text (a step that changes nothing is not learned). Fewest steps first.
-    let consistent: Vec<&Candidate> = {
-        let all: Vec<&Candidate> = candidates
-            .iter()
-            .filter(|c| rendering_markers.iter().all(|s| reproduces(c, s)))
-            .filter(|c| {
-                c.steps.iter().all(|st| {
-                    rendering_markers
-                        .iter()
-                        .any(|s| render::rewrite_step(st, &s.m.command).0 != s.m.command)
-                })
-            })
-            .collect();
-        let fewest = all.iter().map(|c| c.steps.len()).min().unwrap_or(0);
-        let all: Vec<&Candidate> = all.into_iter().filter(|c| c.steps.len() == fewest).collect();
-        // Still more than one (rewrite steps in another order): the one that also reproduces
-        // the most context markers (a harness may build some of those differently, so they do
-        // not rule a candidate out).
-        let context: Vec<&Seen> = seen
-            .iter()
-            .filter(|s| s.m.kind == MarkerKind::Context && reaches(s))
-            .collect();
-        let score = |c: &Candidate| context.iter().filter(|s| reproduces(c, s)).count();
-        let best = all.iter().map(|c| score(c)).max().unwrap_or(0);
-        all.into_iter().filter(|c| score(c) == best).collect()
-    };
-    let mut chosen = match consistent.as_slice() {
-        [c] => (*c).clone(),
-        [] => {
-            let mut why = String::new();
-            for c in &candidates {
-                let bad = rendering_markers
-                    .iter()
-                    .find(|s| !reproduces(c, s))
-                    .expect("inconsistent");
-                let actual = paths.norm(bad.outer.as_deref().unwrap_or(""));
-                why.push_str(&format!(
-                    "\n  {} (rewrites {:?}) in {:?}: marker {} differs {}",
-                    c.rendering,
-                    c.steps,
-                    c.template,
-                    bad.m.id,
-                    iec_core::byte_diff(mask(&c.fill(&bad.m.command)).as_bytes(), mask(&actual).as_bytes())
-                ));
-            }
-            bail!("no known rendering reproduces every marker's wrapper text:{why}");
-        }
-        many => bail!(
-            "the markers do not tell these renderings apart: {:?}",
-            many.iter()
-                .map(|c| (&c.steps, c.rendering, &c.template))
-                .collect::<Vec<_>>()
-        ),
-    };
+    let mut chosen = choose(seen, &candidates, paths)?;
     // File names under {{tmp}} that change from call to call get one stable name.
     let outers_norm: Vec<String> = seen
         .iter()
@@ -1073,11 +1086,93 @@ pub fn learn_from_run_with(
     if let Some(p) = paths.leftover(&chosen.template) {
         bail!("the wrapper template still names a path of the run ({p}) that a launch has no placeholder for: {:?}", chosen.template);
     }
+    Ok(Template {
+        candidates,
+        chosen,
+        names_seen,
+        stable,
+    })
+}
 
-    // The second parse: the shell that ran the command is the one that received the wrapper
-    // (its /proc/$$/cmdline holds the wrapper), and the slot's words, expanded by real bash,
-    // are the command text.
-    let same_process = cmdline.contains(&env_outer);
+/// The one candidate consistent with the markers: it reproduces every rendering marker and each
+/// rewrite step it names changes some marker's text (a step that changes nothing is not
+/// learned); fewest steps first.
+fn choose(seen: &[Seen], candidates: &[Candidate], paths: &Paths) -> anyhow::Result<Candidate> {
+    let rendering_markers: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| s.m.kind == MarkerKind::Rendering && reaches(s))
+        .collect();
+    let consistent: Vec<&Candidate> = {
+        let all: Vec<&Candidate> = candidates
+            .iter()
+            .filter(|c| rendering_markers.iter().all(|s| reproduces(paths, c, s)))
+            .filter(|c| {
+                c.steps.iter().all(|st| {
+                    rendering_markers
+                        .iter()
+                        .any(|s| render::rewrite_step(st, &s.m.command).0 != s.m.command)
+                })
+            })
+            .collect();
+        let fewest = all.iter().map(|c| c.steps.len()).min().unwrap_or(0);
+        let all: Vec<&Candidate> = all.into_iter().filter(|c| c.steps.len() == fewest).collect();
+        // Still more than one (rewrite steps in another order): the one that also reproduces
+        // the most context markers (a harness may build some of those differently, so they do
+        // not rule a candidate out).
+        let context: Vec<&Seen> = seen
+            .iter()
+            .filter(|s| s.m.kind == MarkerKind::Context && reaches(s))
+            .collect();
+        let score = |c: &Candidate| context.iter().filter(|s| reproduces(paths, c, s)).count();
+        let best = all.iter().map(|c| score(c)).max().unwrap_or(0);
+        all.into_iter().filter(|c| score(c) == best).collect()
+    };
+    match consistent.as_slice() {
+        [c] => Ok((*c).clone()),
+        [] => {
+            let mut why = String::new();
+            for c in candidates {
+                let bad = rendering_markers
+                    .iter()
+                    .find(|s| !reproduces(paths, c, s))
+                    .expect("inconsistent");
+                let actual = paths.norm(bad.outer.as_deref().unwrap_or(""));
+                why.push_str(&format!(
+                    "\n  {} (rewrites {:?}) in {:?}: marker {} differs {}",
+                    c.rendering,
+                    c.steps,
+                    c.template,
+                    bad.m.id,
+                    iec_core::byte_diff(mask(&c.fill(&bad.m.command)).as_bytes(), mask(&actual).as_bytes())
+                ));
+            }
+            bail!("no known rendering reproduces every marker's wrapper text:{why}");
+        }
+        many => bail!(
+            "the markers do not tell these renderings apart: {:?}",
+            many.iter()
+                .map(|c| (&c.steps, c.rendering, &c.template))
+                .collect::<Vec<_>>()
+        ),
+    }
+}
+
+/// How the wrapper's slot reaches the command: parsed a second time by the outer shell
+/// (`eval`), by a second bash (`inner_shell`), or not at all.
+struct SecondParse {
+    eval: bool,
+    inner_shell: bool,
+    /// What the expansion of the slot's words adds after the command.
+    suffix: Option<String>,
+    note: String,
+}
+
+/// **Eval**: the shell that ran the command is the one that received the wrapper (its
+/// /proc/$$/cmdline holds the wrapper), and the slot's words, expanded by real bash, are the
+/// command text; or a second bash received them as its `-c` text.
+fn learn_second_parse(chosen: &Candidate, plain: &Seen, env: &Environment) -> anyhow::Result<SecondParse> {
+    let cmdline = env.cmdline();
+    let same_process = cmdline.contains(&env.outer);
     let words = render::payload(
         chosen.rendering,
         &rewritten(&chosen.steps, &plain.m.command),
@@ -1090,56 +1185,67 @@ pub fn learn_from_run_with(
     let eval_text = expansion.args.join(" ");
     let plain_ran = tagged(&plain.r.probe, &plain.m.tag).len() == 1;
     let inner_text_logged = plain.r.bash_strings.contains(&eval_text);
-    let (eval, inner_shell, suffix, second_parse_note) = if chosen.rendering == "raw" {
-        (
-            false,
-            false,
-            None,
-            "the command is spliced into the wrapper unquoted: one parse".to_string(),
-        )
-    } else {
-        anyhow::ensure!(
-            plain_ran,
-            "the plain marker's probe did not run once through the harness: {:?}",
-            plain.r.probe
+    if chosen.rendering == "raw" {
+        return Ok(SecondParse {
+            eval: false,
+            inner_shell: false,
+            suffix: None,
+            note: "the command is spliced into the wrapper unquoted: one parse".to_string(),
+        });
+    }
+    anyhow::ensure!(
+        plain_ran,
+        "the plain marker's probe did not run once through the harness: {:?}",
+        plain.r.probe
+    );
+    let Some(rest) = eval_text.strip_prefix(&plain.m.command) else {
+        bail!(
+            "the slot's words {words:?} expand to {eval_text:?}, which does not start with the command {:?}",
+            plain.m.command
         );
-        let Some(rest) = eval_text.strip_prefix(&plain.m.command) else {
-            bail!(
-                "the slot's words {words:?} expand to {eval_text:?}, which does not start with the command {:?}",
-                plain.m.command
-            );
-        };
-        let suffix = (!rest.is_empty()).then(|| rest.to_string());
-        if same_process {
-            (
-                true,
-                false,
-                suffix,
-                format!(
-                    "the shell that ran the command received the wrapper (its /proc/$$/cmdline), and the slot's words expand to {eval_text:?}: the outer shell parsed the command a second time (eval)"
-                ),
-            )
-        } else if inner_text_logged {
-            (
-                false,
-                true,
-                suffix,
-                format!("a second bash received {eval_text:?} as its -c text (inner shell)"),
-            )
-        } else {
-            bail!("the quoted command ran, but neither in the wrapper's shell nor in a logged inner bash (cmdline {cmdline:?})");
-        }
     };
+    let suffix = (!rest.is_empty()).then(|| rest.to_string());
+    if same_process {
+        Ok(SecondParse {
+            eval: true,
+            inner_shell: false,
+            suffix,
+            note: format!(
+                "the shell that ran the command received the wrapper (its /proc/$$/cmdline), and the slot's words expand to {eval_text:?}: the outer shell parsed the command a second time (eval)"
+            ),
+        })
+    } else if inner_text_logged {
+        Ok(SecondParse {
+            eval: false,
+            inner_shell: true,
+            suffix,
+            note: format!("a second bash received {eval_text:?} as its -c text (inner shell)"),
+        })
+    } else {
+        bail!("the quoted command ran, but neither in the wrapper's shell nor in a logged inner bash (cmdline {cmdline:?})");
+    }
+}
 
-    // Spawn argv: the argv of the bash that received the wrapper (the argv witness logs each
-    // bash's own argv; the marker's /proc/$$/cmdline is the same process when there is no
-    // inner shell), read as bash reads it.
+/// The shell the harness starts.
+struct Spawn {
+    /// Its argv, the wrapper element as `{{wrapper}}`.
+    argv: Vec<String>,
+    /// `bash` or `dash`.
+    shell: &'static str,
+    login: bool,
+}
+
+/// **Spawn argv**: the argv of the bash that received the wrapper (the argv witness logs each
+/// bash's own argv; the marker's /proc/$$/cmdline is the same process when there is no inner
+/// shell), read as bash reads it.
+fn learn_spawn(run: &HarnessRun, env: &Environment, paths: &Paths) -> anyhow::Result<Spawn> {
+    let (cmdline, env_outer) = (env.cmdline(), &env.outer);
     let spawned: Vec<String> = run
         .bash_argvs
         .iter()
-        .find(|a| a.contains(&env_outer))
+        .find(|a| a.contains(env_outer))
         .cloned()
-        .or_else(|| cmdline.contains(&env_outer).then(|| cmdline.clone()))
+        .or_else(|| cmdline.contains(env_outer).then(|| cmdline.to_vec()))
         .with_context(|| {
             format!(
                 "no bash argv holds the wrapper text (the argv witness logged {} argvs; the marker's shell had {cmdline:?})",
@@ -1149,7 +1255,7 @@ pub fn learn_from_run_with(
     let wrapper_at: Vec<usize> = spawned
         .iter()
         .enumerate()
-        .filter(|(_, a)| **a == env_outer)
+        .filter(|(_, a)| *a == env_outer)
         .map(|(i, _)| i)
         .collect();
     if wrapper_at.len() != 1 {
@@ -1182,14 +1288,23 @@ pub fn learn_from_run_with(
     if let Some(p) = argv.iter().find_map(|a| paths.leftover(a)) {
         bail!("the shell's argv {argv:?} names a path of the run ({p})");
     }
+    Ok(Spawn {
+        argv,
+        shell: shell_of(&argv0)?,
+        login: invocation.login,
+    })
+}
+
+/// `bash` or `dash`, for the program `argv0` (a `sh` by what it links to).
+fn shell_of(argv0: &str) -> anyhow::Result<&'static str> {
     let base = std::path::Path::new(argv0.trim_start_matches('-'))
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let shell = match base.as_str() {
+    Ok(match base.as_str() {
         "bash" => "bash",
         "dash" => "dash",
-        "sh" => match std::fs::canonicalize(&argv0)
+        "sh" => match std::fs::canonicalize(argv0)
             .ok()
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .as_deref()
@@ -1199,10 +1314,27 @@ pub fn learn_from_run_with(
             other => bail!("the harness runs {argv0} ({other:?}), which is neither bash nor dash"),
         },
         other => bail!("the harness runs {argv0} ({other}), which is neither bash nor dash"),
-    };
-    let login = invocation.login;
+    })
+}
 
-    // Validation.
+/// What the harness refuses before any shell runs, each rule with the harness's message.
+struct Validation {
+    reject_control_chars: Option<String>,
+    reject_newlines: Option<String>,
+    reject_command_substitution: Option<String>,
+}
+
+/// Whether a marker is a command-substitution one (`subst`, `backtick`, in any shape).
+fn substitutes(id: &str) -> bool {
+    let stem = id.split('.').next().unwrap_or(id);
+    stem == "subst" || stem == "backtick"
+}
+
+/// **Validation**: the control-character markers the harness refuses before any shell ran (CR,
+/// U+0001, ESC, DEL: control characters; CR and LF: newlines), and whether it refuses command
+/// substitution. Any other refusal is not a rule a launch can say.
+fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
+    let by_id = |id: &str| seen.iter().find(|s| s.m.id == id).expect("marker");
     let mut rejected_controls = Vec::new();
     let mut accepted_controls = Vec::new();
     for s in seen.iter().filter(|s| s.m.kind == MarkerKind::Control) {
@@ -1233,10 +1365,6 @@ pub fn learn_from_run_with(
     };
     let subst = by_id("subst");
     let reject_command_substitution = subst.rejected.clone();
-    let substitutes = |id: &str| {
-        let stem = id.split('.').next().unwrap_or(id);
-        stem == "subst" || stem == "backtick"
-    };
     // Every substitution marker refused with the same message, or none.
     let subst_refusals: Vec<&Seen> = seen
         .iter()
@@ -1251,7 +1379,7 @@ pub fn learn_from_run_with(
                 .collect::<Vec<_>>()
         );
     }
-    for s in &seen {
+    for s in seen {
         // A refusal with the command-substitution marker's message is that rule (`$((…))` holds
         // `$(`); whether iec check predicts it is judged with the other markers.
         let same_rule = reject_command_substitution.is_some() && s.rejected == reject_command_substitution;
@@ -1264,15 +1392,31 @@ pub fn learn_from_run_with(
             );
         }
     }
+    Ok(Validation {
+        reject_control_chars,
+        reject_newlines,
+        reject_command_substitution,
+    })
+}
 
-    // Snapshot functions and aliases.
-    let fns = by_id("functions");
+/// The programs the harness's shell shadows with functions or aliases.
+struct Shadowing {
+    /// The functions marker was refused by the command-substitution rule: nothing learned.
+    refused: bool,
+    shadowed: Vec<String>,
+    /// One note per shadowed name.
+    notes: Vec<String>,
+}
+
+/// **Snapshot shadowing**: the functions and aliases defined in the harness's shell that a plain
+/// `bash -c` does not have, from the functions marker `fns`.
+fn learn_shadowing(fns: &Seen, validation: &Validation) -> anyhow::Result<Shadowing> {
     let fn_recs = tagged(&fns.r.probe, &fns.m.tag);
     // A harness that refuses command substitution refuses this marker too (Gemini CLI): then
     // no shadowing is learned, and the evidence says why.
-    let fns_refused = fns.rejected.is_some() && fns.rejected == reject_command_substitution;
+    let refused = fns.rejected.is_some() && fns.rejected == validation.reject_command_substitution;
     anyhow::ensure!(
-        fns_refused || fn_recs.last().is_some_and(|r| r == &["."]),
+        refused || fn_recs.last().is_some_and(|r| r == &["."]),
         "the functions marker did not run to its end through the harness: {:?}",
         fns.r.probe
     );
@@ -1282,23 +1426,29 @@ pub fn learn_from_run_with(
         .map(|r| r[0].clone())
         .collect();
     let mut shadowed = Vec::new();
-    let mut shadow_notes = Vec::new();
+    let mut notes = Vec::new();
     for r in fn_recs.iter().filter(|r| r.len() == 3) {
         let (name, kind, program) = (&r[0], &r[1], &r[2]);
         if name.starts_with('_') || fn_direct.contains(name) || shadowed.contains(name) {
             continue;
         }
         shadowed.push(name.clone());
-        shadow_notes.push(if program.is_empty() {
+        notes.push(if program.is_empty() {
             format!("{name} ({kind}; no {name} program on PATH)")
         } else {
             format!("{name} ({kind}, shadows the {name} program on PATH)")
         });
     }
+    Ok(Shadowing {
+        refused,
+        shadowed,
+        notes,
+    })
+}
 
-    let (tool, input_field) = h.tool(run).context("no main-loop request listed a shell tool")?;
-
-    // The launch file.
+/// The launch file's text.
+fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> String {
+    let chosen = &f.template.chosen;
     let date = utc_date(
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -1309,28 +1459,31 @@ pub fn learn_from_run_with(
     let id = format!("{}-{version}-{os}-learned", h.name());
     let mut t = String::new();
     t.push_str(&format!(
-        "# {} {version} on {os}, learned by `iec harness learn` from {} marker payloads run through the\n# real harness ({date}); `iec harness learn --format json` prints what each marker showed.\n",
+        "# {} {version} on {os}, learned by `iec harness learn` from {markers} marker payloads run through the\n# real harness ({date}); `iec harness learn --format json` prints what each marker showed.\n",
         h.title(),
-        ms.len()
     ));
     t.push_str(&format!("id = {}\n", toml_str(&id)));
     t.push_str(&format!("harness = {}\n", toml_str(h.name())));
     t.push_str(&format!("version = {}\n", toml_str(version)));
     t.push_str(&format!("os = {}\n", toml_str(os)));
-    t.push_str(&format!("tool = {}\n", toml_str(&tool)));
-    if let Some(f) = &input_field {
-        t.push_str(&format!("input_field = {}\n", toml_str(f)));
+    t.push_str(&format!("tool = {}\n", toml_str(&f.tool)));
+    if let Some(field) = &f.input_field {
+        t.push_str(&format!("input_field = {}\n", toml_str(field)));
     }
     t.push_str(&format!(
         "source = {}\n",
         toml_str(&format!("learned by iec harness learn from real runs on {date}"))
     ));
-    if reject_control_chars.is_some() || reject_newlines.is_some() || reject_command_substitution.is_some() {
+    let v = &f.validation;
+    if v.reject_control_chars.is_some()
+        || v.reject_newlines.is_some()
+        || v.reject_command_substitution.is_some()
+    {
         t.push_str("\n[validate]\n");
         for (k, v) in [
-            ("reject_control_chars", &reject_control_chars),
-            ("reject_newlines", &reject_newlines),
-            ("reject_command_substitution", &reject_command_substitution),
+            ("reject_control_chars", &v.reject_control_chars),
+            ("reject_newlines", &v.reject_newlines),
+            ("reject_command_substitution", &v.reject_command_substitution),
         ] {
             if let Some(v) = v {
                 t.push_str(&format!("{k} = {}\n", toml_str(v)));
@@ -1347,55 +1500,55 @@ pub fn learn_from_run_with(
     t.push_str("\n[wrapper]\n");
     t.push_str(&format!("template = {}\n", toml_str(&chosen.template)));
     t.push_str(&format!("payload = {}\n", toml_str(chosen.rendering)));
-    t.push_str(&format!("eval = {eval}\n"));
-    if inner_shell {
+    t.push_str(&format!("eval = {}\n", f.parse.eval));
+    if f.parse.inner_shell {
         t.push_str("inner_shell = true\n");
     }
-    if let Some(s) = &suffix {
+    if let Some(s) = &f.parse.suffix {
         t.push_str(&format!("stdin_suffix = {}\n", toml_str(s)));
     }
     t.push_str("\n[spawn]\n");
-    t.push_str(&format!("argv = {}\n", toml_array(&argv)));
-    t.push_str(&format!("shell = {}\n", toml_str(shell)));
-    if login {
+    t.push_str(&format!("argv = {}\n", toml_array(&f.spawn.argv)));
+    t.push_str(&format!("shell = {}\n", toml_str(f.spawn.shell)));
+    if f.spawn.login {
         t.push_str("login = true\n");
     }
-    if !shadowed.is_empty() {
+    let s = &f.shadowing;
+    if !s.shadowed.is_empty() {
         t.push_str("\n[snapshot]\n");
-        t.push_str(&format!("shadowed = {}\n", toml_array(&shadowed)));
+        t.push_str(&format!("shadowed = {}\n", toml_array(&s.shadowed)));
         t.push_str(&format!(
             "note = {}\n",
             toml_str(&format!(
                 "defined in the harness's shell after the snapshot, not in a plain bash -c: {}",
-                shadow_notes.join(", ")
+                s.notes.join(", ")
             ))
         ));
     }
-    let launch =
-        Launch::from_toml(&t).with_context(|| format!("the learned launch file does not load:\n{t}"))?;
+    t
+}
 
-    // Evidence.
-    let names_note: Vec<String> = names_seen
-        .iter()
-        .zip(&stable)
-        .map(|(v, s)| {
-            if v.len() > 1 {
-                format!("{} names seen, written {s}", v.len())
-            } else {
-                format!("{s} in every call")
-            }
-        })
-        .collect();
+/// What each marker showed, and whether `iec check` on the learned `launch` agrees with it.
+fn evidence(
+    h: &dyn Harness,
+    seen: &[Seen],
+    launch: &Launch,
+    paths: &Paths,
+    f: &Facts,
+) -> anyhow::Result<Vec<Evidence>> {
+    let chosen = &f.template.chosen;
     let mut evidence = Vec::new();
-    for s in &seen {
+    for s in seen {
         let outer = s.outer.as_deref().map(|o| paths.norm(o));
         let mut renderings = BTreeMap::new();
         if s.m.kind == MarkerKind::Rendering && reaches(s) {
             for kind in render::PAYLOADS {
-                let ok = candidates
+                let ok = f
+                    .template
+                    .candidates
                     .iter()
                     .filter(|c| c.rendering == *kind)
-                    .any(|c| reproduces(c, s));
+                    .any(|c| reproduces(paths, c, s));
                 renderings.insert(kind.to_string(), ok);
             }
         }
@@ -1406,52 +1559,12 @@ pub fn learn_from_run_with(
         let agrees = match s.m.kind {
             MarkerKind::Rendering | MarkerKind::Context | MarkerKind::Control => {
                 let o = h.observe(&s.m.id, s.r);
-                let p = predict(&launch, &s.m.command)?;
+                let p = predict(launch, &s.m.command)?;
                 Some((p.verdict.as_str() == "corresponds") == (o.verdict == "corresponds"))
             }
             _ => None,
         };
-        let finding = match (s.m.kind, s.m.id.as_str()) {
-            (_, "plain") => format!(
-                "the {} rendering of the command occurs in the wrapper text; the rest is the template (snapshot {} → {{{{snapshot}}}}, TMPDIR → {{{{tmp}}}}; files under it: {})",
-                chosen.rendering,
-                if paths.snapshot.is_some() { "path" } else { "absent" },
-                names_note.join("; ")
-            ),
-            (MarkerKind::Rendering, _) if s.rejected.is_some() => {
-                format!("refused before any shell ran: {}", s.rejected.as_deref().unwrap_or(""))
-            }
-            (MarkerKind::Rendering, _) => format!(
-                "reproduced by: {}",
-                renderings
-                    .iter()
-                    .filter(|(_, ok)| **ok)
-                    .map(|(k, _)| k.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            (MarkerKind::Environment, _) => format!(
-                "shell argv {argv:?} ({shell}{}); {second_parse_note}",
-                if login { ", login" } else { "" }
-            ),
-            (MarkerKind::Functions, _) => {
-                if fns_refused {
-                    "refused by the command-substitution rule: no shadowing learned".to_string()
-                } else if shadowed.is_empty() {
-                    "no function or alias beyond a plain bash -c's".to_string()
-                } else {
-                    format!("shadowed: {}", shadow_notes.join(", "))
-                }
-            }
-            (MarkerKind::Control, _) => match &s.rejected {
-                Some(m) => format!("refused before any shell ran: {m}"),
-                None => "reached the shell".to_string(),
-            },
-            (MarkerKind::Context, _) => match &template_diff {
-                None => "reproduced by the learned template".to_string(),
-                Some(d) => format!("the harness builds this one differently from the learned template: {d}"),
-            },
-        };
+        let finding = finding(s, paths, f, &renderings, &template_diff);
         evidence.push(Evidence {
             marker: s.m.id.clone(),
             kind: s.m.kind,
@@ -1472,16 +1585,79 @@ pub fn learn_from_run_with(
             finding,
         });
     }
-    Ok(Learned {
-        harness: h.name().into(),
-        version: version.into(),
-        toml: t,
-        launch,
-        evidence,
-        nonce: nonce.into(),
-        elapsed_ms: run.elapsed_ms,
-        verification: None,
-    })
+    Ok(evidence)
+}
+
+/// What was concluded from marker `s`, in words.
+fn finding(
+    s: &Seen,
+    paths: &Paths,
+    f: &Facts,
+    renderings: &BTreeMap<String, bool>,
+    template_diff: &Option<String>,
+) -> String {
+    match (s.m.kind, s.m.id.as_str()) {
+        (_, "plain") => {
+            let names_note: Vec<String> = f
+                .template
+                .names_seen
+                .iter()
+                .zip(&f.template.stable)
+                .map(|(v, s)| {
+                    if v.len() > 1 {
+                        format!("{} names seen, written {s}", v.len())
+                    } else {
+                        format!("{s} in every call")
+                    }
+                })
+                .collect();
+            format!(
+                "the {} rendering of the command occurs in the wrapper text; the rest is the template (snapshot {} → {{{{snapshot}}}}, TMPDIR → {{{{tmp}}}}; files under it: {})",
+                f.template.chosen.rendering,
+                if paths.snapshot.is_some() { "path" } else { "absent" },
+                names_note.join("; ")
+            )
+        }
+        (MarkerKind::Rendering, _) if s.rejected.is_some() => {
+            format!(
+                "refused before any shell ran: {}",
+                s.rejected.as_deref().unwrap_or("")
+            )
+        }
+        (MarkerKind::Rendering, _) => format!(
+            "reproduced by: {}",
+            renderings
+                .iter()
+                .filter(|(_, ok)| **ok)
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        (MarkerKind::Environment, _) => format!(
+            "shell argv {:?} ({}{}); {}",
+            f.spawn.argv,
+            f.spawn.shell,
+            if f.spawn.login { ", login" } else { "" },
+            f.parse.note
+        ),
+        (MarkerKind::Functions, _) => {
+            if f.shadowing.refused {
+                "refused by the command-substitution rule: no shadowing learned".to_string()
+            } else if f.shadowing.shadowed.is_empty() {
+                "no function or alias beyond a plain bash -c's".to_string()
+            } else {
+                format!("shadowed: {}", f.shadowing.notes.join(", "))
+            }
+        }
+        (MarkerKind::Control, _) => match &s.rejected {
+            Some(m) => format!("refused before any shell ran: {m}"),
+            None => "reached the shell".to_string(),
+        },
+        (MarkerKind::Context, _) => match template_diff {
+            None => "reproduced by the learned template".to_string(),
+            Some(d) => format!("the harness builds this one differently from the learned template: {d}"),
+        },
+    }
 }
 
 #[cfg(test)]

@@ -20,8 +20,10 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use iec_core::Hop;
+
 use crate::agree::{Observed, ObservedDivergence, Payload};
-use crate::driver::{find_probe, kill_marked, DirectRun, BASH_ENV_SCRIPT, BASH_LOG_ENV};
+use crate::launch::{cache_dir, kill_marked, probe_or_find, split_bash_log, DirectRun, Sandbox};
 use crate::npm;
 use crate::probe::{self, ProbeRecord, PROBE_LOG_ENV};
 
@@ -69,10 +71,10 @@ impl ServerKind {
     /// The hop a silent change is attributed to: the text servers hand the text to a shell
     /// (desktop-commander: `$SHELL -l -c`, mcp-server-commands: Node `exec`, i.e. `/bin/sh -c`);
     /// mcp-shell-server execs the argv itself.
-    pub fn change_hop(self) -> &'static str {
+    pub fn change_hop(self) -> Hop {
         match self {
-            ServerKind::DesktopCommander | ServerKind::ServerCommands => "shell",
-            ServerKind::ShellServer => "spawn",
+            ServerKind::DesktopCommander | ServerKind::ServerCommands => Hop::Shell,
+            ServerKind::ShellServer => Hop::Spawn,
         }
     }
     pub fn all() -> [ServerKind; 3] {
@@ -105,14 +107,7 @@ pub fn parse_server(spec: &str) -> Option<anyhow::Result<ServerSpec>> {
     let kind = ServerKind::all()
         .into_iter()
         .find(|k| name == k.name() || name == k.package())?;
-    if version.is_empty()
-        || !version
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
-    {
-        return Some(Err(anyhow::anyhow!("bad {} version {version:?}", kind.name())));
-    }
-    Some(Ok(ServerSpec {
+    Some(npm::check_version(kind.name(), version).map(|()| ServerSpec {
         kind,
         version: version.into(),
     }))
@@ -124,11 +119,6 @@ pub struct Installed {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub dir: PathBuf,
-}
-
-fn cache_root() -> anyhow::Result<PathBuf> {
-    let home = std::env::var_os("HOME").context("HOME is not set")?;
-    Ok(PathBuf::from(home).join(".cache/iec"))
 }
 
 fn run_ok(cmd: &mut Command) -> anyhow::Result<()> {
@@ -181,7 +171,7 @@ fn installed_at(kind: ServerKind, dir: &Path) -> Option<Installed> {
 /// renamed (desktop-commander's postinstall only sends an install event). PyPI: a venv at that
 /// path with `pip install mcp-shell-server==VER`.
 pub fn install(spec: &ServerSpec) -> anyhow::Result<Installed> {
-    let root = cache_root()?.join("mcp-servers");
+    let root = cache_dir()?.join("mcp-servers");
     let dir = root.join(format!("{}-{}", spec.kind.name(), spec.version));
     if let Some(i) = installed_at(spec.kind, &dir) {
         return Ok(i);
@@ -219,7 +209,7 @@ pub fn install(spec: &ServerSpec) -> anyhow::Result<Installed> {
 /// The Python with the `mcp` SDK (the client): the venv `~/.cache/iec/venv-mcp`, created and
 /// filled from PyPI on first use (the same venv the iec-mcp tests use).
 pub fn client_python() -> anyhow::Result<PathBuf> {
-    let dir = cache_root()?.join("venv-mcp");
+    let dir = cache_dir()?.join("venv-mcp");
     let py = dir.join("bin/python");
     let has_mcp = |py: &Path| {
         Command::new(py)
@@ -297,101 +287,26 @@ with open(sys.argv[2], "w") as f:
     json.dump(out, f)
 "#;
 
-/// The private workspace of one run.
-struct Sandbox {
-    _root: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    tmp: PathBuf,
-    cwd: PathBuf,
-    bin: PathBuf,
-    bash_env: PathBuf,
-    bash_log: PathBuf,
-    probe_log: PathBuf,
-}
-
 /// Program names linked to the probe: `argvprobe`, and `ssh` (desktop-commander rewrites a
 /// command that starts with `ssh `, so the probe stands in for ssh to show that rewrite).
 pub const PROBE_NAMES: &[&str] = &["argvprobe", "ssh"];
 
-impl Sandbox {
-    fn new(probe_bin: &Path) -> anyhow::Result<Sandbox> {
-        let root = tempfile::Builder::new().prefix("iec-mcp-servers-").tempdir()?;
-        let r = root.path().to_path_buf();
-        let s = Sandbox {
-            root: r.clone(),
-            home: r.join("home"),
-            tmp: r.join("tmp"),
-            cwd: r.join("work"),
-            bin: r.join("bin"),
-            bash_env: r.join("bash_env.sh"),
-            bash_log: r.join("bash.log"),
-            probe_log: r.join("probe.log"),
-            _root: root,
-        };
-        for d in [&s.home, &s.tmp, &s.cwd, &s.bin] {
-            std::fs::create_dir_all(d)?;
-        }
-        std::fs::write(&s.bash_env, BASH_ENV_SCRIPT)?;
-        // A login bash (desktop-commander runs `$SHELL -l -c`) reads /etc/profile, which on
-        // Debian sets PATH anew, and then ~/.bash_profile: the private profile runs the witness
-        // and puts the probe first on PATH again, as a user's own profile would.
-        std::fs::write(
-            s.home.join(".bash_profile"),
-            format!(
-                "# iec login witness\nPATH='{}':\"$PATH\"\n. '{}'\n",
-                s.bin.display(),
-                s.bash_env.display()
-            ),
-        )?;
-        for name in PROBE_NAMES {
-            std::os::unix::fs::symlink(probe_bin, s.bin.join(name)).context("linking the probe")?;
-        }
-        s.truncate_logs()?;
-        Ok(s)
-    }
-
-    fn env(&self) -> Vec<(String, String)> {
-        let path = format!(
-            "{}:{}",
-            self.bin.display(),
-            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())
-        );
-        let mut v = vec![
-            ("PATH".to_string(), path),
-            ("HOME".into(), self.home.display().to_string()),
-            ("TMPDIR".into(), self.tmp.display().to_string()),
-            ("SHELL".into(), "/bin/bash".into()),
-            ("LANG".into(), "C.UTF-8".into()),
-            ("TERM".into(), "dumb".into()),
-            ("BASH_ENV".into(), self.bash_env.display().to_string()),
-            (BASH_LOG_ENV.into(), self.bash_log.display().to_string()),
-            (PROBE_LOG_ENV.into(), self.probe_log.display().to_string()),
-        ];
-        for k in ["USER", "LOGNAME"] {
-            if let Ok(val) = std::env::var(k) {
-                v.push((k.into(), val));
-            }
-        }
-        v
-    }
-
-    fn marker(&self) -> String {
-        format!("{PROBE_LOG_ENV}={}", self.probe_log.display())
-    }
-
-    fn truncate_logs(&self) -> anyhow::Result<()> {
-        std::fs::write(&self.bash_log, b"")?;
-        std::fs::write(&self.probe_log, b"")?;
-        Ok(())
-    }
+/// The private workspace of one run: a harness's ([`Sandbox`]) with the probe also standing in
+/// for ssh. A login bash (desktop-commander runs `$SHELL -l -c`) reads /etc/profile, which on
+/// Debian sets PATH anew, and then ~/.bash_profile: the private profile runs the witness and puts
+/// the probe first on PATH again, as a user's own profile would.
+fn sandbox(probe_bin: &Path) -> anyhow::Result<Sandbox> {
+    let sb = Sandbox::with_links("iec-mcp-servers-", probe_bin, PROBE_NAMES)?;
+    sb.probe_first_in_login_profile()?;
+    Ok(sb)
 }
 
-fn split_bash_log(bytes: &[u8]) -> Vec<String> {
-    bytes
-        .split(|b| *b == 0)
-        .filter(|s| !s.is_empty())
-        .map(|s| String::from_utf8_lossy(s).into_owned())
+/// The environment of the server and the direct runs: the sandbox's witnesses only (neither
+/// `SHLVL` nor the bash argv witness of a harness launch).
+fn sandbox_env(sb: &Sandbox) -> Vec<(String, String)> {
+    sb.witness_env()
+        .into_iter()
+        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
         .collect()
 }
 
@@ -403,7 +318,7 @@ fn direct_run(sb: &Sandbox, payload: &str, timeout: Duration) -> anyhow::Result<
         .arg(payload)
         .current_dir(&sb.cwd)
         .env_clear()
-        .envs(sb.env())
+        .envs(sandbox_env(sb))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -574,7 +489,7 @@ fn seed_desktop_commander_config(inst: &Installed, sb: &Sandbox) -> anyhow::Resu
         .args(["-e", script])
         .arg(&module)
         .env_clear()
-        .envs(sb.env())
+        .envs(sandbox_env(sb))
         .env("DESKTOP_COMMANDER_DISABLE_TELEMETRY", "1")
         .stdin(Stdio::null())
         .output()
@@ -597,11 +512,7 @@ fn seed_desktop_commander_config(inst: &Installed, sb: &Sandbox) -> anyhow::Resu
 pub fn run_server(spec: &ServerSpec, payloads: &[String], opts: &McpRunOptions) -> anyhow::Result<McpRun> {
     let inst = install(spec)?;
     let py = client_python()?;
-    let probe_bin = match &opts.probe {
-        Some(p) => p.clone(),
-        None => find_probe()?,
-    };
-    let sb = Sandbox::new(&probe_bin)?;
+    let sb = sandbox(&probe_or_find(&opts.probe)?)?;
     let directs: Vec<DirectRun> = payloads
         .iter()
         .map(|p| direct_run(&sb, p, opts.call_timeout))
@@ -722,7 +633,7 @@ fn client_run(
 ) -> anyhow::Result<Value> {
     let script = sb.root.join("client.py");
     std::fs::write(&script, CLIENT_PY)?;
-    let mut env: BTreeMap<String, String> = sb.env().into_iter().collect();
+    let mut env: BTreeMap<String, String> = sandbox_env(sb).into_iter().collect();
     env.extend(server_env(kind, sb));
     let spec = json!({
         "server": {
@@ -745,7 +656,7 @@ fn client_run(
         .arg(&inp)
         .arg(&outp)
         .env_clear()
-        .envs(sb.env())
+        .envs(sandbox_env(sb))
         .current_dir(&sb.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -828,22 +739,17 @@ pub fn observe(kind: ServerKind, id: &str, r: &McpPayloadResult) -> Observed {
         ("corresponds", None)
     } else if got.is_empty() && rejected && is_refusal(kind, &result_text) {
         // The server's own validation refused the call: nothing ran, loud.
-        let fd = ObservedDivergence {
-            hop_name: "tool-input".into(),
-            mechanism: "other".into(),
-            silent: false,
-            intended: joined(&want),
-            received: result_text,
-        };
+        let fd = ObservedDivergence::refused(joined(&want), result_text);
         ("diverges", Some(fd))
     } else {
-        let fd = ObservedDivergence {
-            hop_name: kind.change_hop().into(),
-            mechanism: argv_mechanism(&want, &got).into(),
-            silent: !rejected,
-            intended: joined(&want),
-            received: joined(&got),
-        };
+        let mechanism = argv_mechanism(&want, &got);
+        let fd = ObservedDivergence::new(
+            kind.change_hop(),
+            mechanism,
+            !rejected,
+            joined(&want),
+            joined(&got),
+        );
         ("diverges", Some(fd))
     };
     Observed {
@@ -921,7 +827,7 @@ pub fn summarize(observed: &[Observed]) -> Summary {
                 if f.silent {
                     s.silent += 1;
                 }
-                if f.hop_name == "tool-input" {
+                if f.hop_name == Hop::ToolInput.name() {
                     s.refused += 1;
                 } else {
                     *s.mechanisms.entry(f.mechanism.clone()).or_default() += 1;

@@ -3,7 +3,7 @@
 //! concurrent ones never leave a half-filled directory that looks installed. Scripts are never
 //! run (`--ignore-scripts`): the harness packages' postinstall steps only fetch or announce.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
@@ -19,6 +19,17 @@ pub fn check_version(what: &str, version: &str) -> anyhow::Result<()> {
         bail!("bad {what} version {version:?}");
     }
     Ok(())
+}
+
+/// Where the pinned harness `package@version` (`what` names it in errors) is installed:
+/// `~/.cache/iec/harnesses/<the package name's last part>-<version>`, and its npm spec.
+pub fn pinned_harness(what: &str, package: &str, version: &str) -> anyhow::Result<(PathBuf, String)> {
+    check_version(what, version)?;
+    let name = package.rsplit('/').next().unwrap_or(package);
+    Ok((
+        crate::launch::harness_cache_dir()?.join(format!("{name}-{version}")),
+        format!("{package}@{version}"),
+    ))
 }
 
 /// What `installed` finds in `dir`, installing npm `spec` there first when it finds nothing.

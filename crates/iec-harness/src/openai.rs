@@ -18,11 +18,45 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{header, Method, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::http::{Method, Uri};
+use axum::response::Response;
+use axum::routing::post;
+use axum::Router;
 use serde_json::{json, Value};
 
-use crate::server::{record, Inner, RecordedRequest, ToolResult};
+use crate::server::{
+    content_text, json_response, main_requests, model_of, read_request, sse_response, wants_stream, Inner,
+    ModelApi, RecordedRequest, ToolResult,
+};
+
+/// The Responses and Chat Completions APIs.
+pub(crate) struct OpenAi;
+
+impl ModelApi for OpenAi {
+    type Tool = ShellTool;
+
+    fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>> {
+        router
+            .route("/v1/responses", post(responses))
+            .route("/v1/chat/completions", post(chat_completions))
+    }
+
+    fn shell_tool(body: &Value) -> Option<ShellTool> {
+        shell_tool(body)
+    }
+
+    fn turn(body: &Value) -> usize {
+        tool_outputs(body).len()
+    }
+
+    fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult> {
+        tool_result(requests, k)
+    }
+
+    fn echoed_input(requests: &[RecordedRequest], k: usize) -> Option<Value> {
+        echoed_arguments(requests, k)
+    }
+}
 
 /// The call id the server gives the function call of script call `k`.
 pub fn call_id(k: usize) -> String {
@@ -103,20 +137,11 @@ pub fn shell_tool(body: &Value) -> Option<ShellTool> {
 /// The tool outputs a request carries, as `(call_id, output text)`: Responses
 /// `function_call_output` items and Chat Completions `role: "tool"` messages.
 fn tool_outputs(body: &Value) -> Vec<(String, String)> {
-    let text = |v: Option<&Value>| match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    };
     let mut out = Vec::new();
     for item in body.get("input").and_then(Value::as_array).into_iter().flatten() {
         if item.get("type").and_then(Value::as_str) == Some("function_call_output") {
             let id = item.get("call_id").and_then(Value::as_str).unwrap_or_default();
-            out.push((id.to_string(), text(item.get("output"))));
+            out.push((id.to_string(), content_text(item.get("output"))));
         }
     }
     for m in body
@@ -127,7 +152,7 @@ fn tool_outputs(body: &Value) -> Vec<(String, String)> {
     {
         if m.get("role").and_then(Value::as_str) == Some("tool") {
             let id = m.get("tool_call_id").and_then(Value::as_str).unwrap_or_default();
-            out.push((id.to_string(), text(m.get("content"))));
+            out.push((id.to_string(), content_text(m.get("content"))));
         }
     }
     out
@@ -148,9 +173,7 @@ pub fn reported_exit_code(output: &str) -> Option<i32> {
 /// tool output has no error flag: `is_error` is set when the text reports a nonzero exit code.
 pub fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult> {
     let id = call_id(k);
-    requests
-        .iter()
-        .filter(|r| r.role.starts_with("main:"))
+    main_requests(requests)
         .find_map(|r| tool_outputs(&r.body).into_iter().find(|(c, _)| *c == id))
         .map(|(c, content)| ToolResult {
             tool_use_id: c,
@@ -201,40 +224,41 @@ enum Reply {
     Text(String),
 }
 
-/// Records the request and decides the answer.
-fn decide(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes) -> (Value, Reply) {
-    let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let tool = shell_tool(&value);
-    let turn = tool_outputs(&value).len();
-    let role = match &tool {
-        Some(_) => format!("main:{turn}"),
-        None => "side".to_string(),
-    };
-    record(inner, method, uri, body, role);
-    let reply = match tool {
-        Some(tool) => {
-            inner.enter_turn(turn);
-            match inner.script.commands.get(turn) {
-                Some(cmd) => Reply::Call {
-                    id: call_id(turn),
-                    arguments: tool.arguments(cmd).to_string(),
-                    name: tool.name,
-                },
-                None => Reply::Text(inner.script.final_text.clone()),
-            }
-        }
+/// A request to either endpoint, recorded and answered from the script.
+struct Answer {
+    body: Value,
+    reply: Reply,
+    /// The number of requests so far (for the answer's ids).
+    n: usize,
+    model: String,
+}
+
+/// Records and reads the request, decides the reply, and thinks before a call.
+async fn answer(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes) -> Answer {
+    let (value, main) = read_request::<OpenAi>(inner, method, uri, body);
+    let reply = match main {
+        Some(main) => match main.command {
+            Some(cmd) => Reply::Call {
+                id: call_id(main.turn),
+                arguments: main.tool.arguments(&cmd).to_string(),
+                name: main.tool.name,
+            },
+            None => Reply::Text(inner.script.final_text.clone()),
+        },
         None => Reply::Text(inner.script.side_text.clone()),
     };
-    (value, reply)
+    if matches!(reply, Reply::Call { .. }) {
+        inner.think().await;
+    }
+    Answer {
+        n: inner.requests.lock().unwrap().len(),
+        model: model_of(&value, "replay"),
+        body: value,
+        reply,
+    }
 }
 
-fn model_of(v: &Value) -> String {
-    v.get("model")
-        .and_then(Value::as_str)
-        .unwrap_or("replay")
-        .to_string()
-}
-
+/// SSE events: each an optional event name and its data.
 fn sse(events: Vec<(Option<&str>, String)>) -> Response {
     let mut out = String::new();
     for (name, data) in events {
@@ -247,18 +271,7 @@ fn sse(events: Vec<(Option<&str>, String)>) -> Response {
         out.push_str(&data);
         out.push_str("\n\n");
     }
-    (
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        out,
-    )
-        .into_response()
-}
-
-fn json_response(v: Value) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response()
+    sse_response(out)
 }
 
 fn unix_now() -> u64 {
@@ -269,114 +282,111 @@ fn unix_now() -> u64 {
 }
 
 /// `POST /v1/responses`.
-pub(crate) async fn responses(
-    State(inner): State<Arc<Inner>>,
-    method: Method,
-    uri: Uri,
-    body: Bytes,
-) -> Response {
-    let (value, reply) = decide(&inner, &method, &uri, &body);
-    if matches!(reply, Reply::Call { .. }) {
-        inner.think().await;
-    }
-    let n = inner.requests.lock().unwrap().len();
-    let resp_id = format!("resp_iec_{n:06}");
-    let model = model_of(&value);
-    let item = match &reply {
-        Reply::Call { id, name, arguments } => json!({
-            "type": "function_call", "id": format!("fc_iec_{n:06}"), "status": "completed",
-            "call_id": id, "name": name, "arguments": arguments}),
-        Reply::Text(t) => json!({
-            "type": "message", "id": format!("msg_iec_{n:06}"), "status": "completed",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": t, "annotations": []}]}),
-    };
-    let usage = json!({"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110});
-    let response = |status: &str, output: Value| {
-        json!({"id": resp_id, "object": "response", "created_at": unix_now(), "status": status,
-               "model": model, "output": output, "usage": usage})
-    };
-    if !value.get("stream").and_then(Value::as_bool).unwrap_or(false) {
-        return json_response(response("completed", json!([item])));
-    }
-    let mut added = item.clone();
-    added["status"] = json!("in_progress");
-    let events = vec![
-        (
-            Some("response.created"),
-            json!({"type": "response.created", "sequence_number": 0,
-                   "response": response("in_progress", json!([]))}),
-        ),
-        (
-            Some("response.output_item.added"),
-            json!({"type": "response.output_item.added", "sequence_number": 1,
-                   "output_index": 0, "item": added}),
-        ),
-        (
-            Some("response.output_item.done"),
-            json!({"type": "response.output_item.done", "sequence_number": 2,
-                   "output_index": 0, "item": item}),
-        ),
-        (
-            Some("response.completed"),
-            json!({"type": "response.completed", "sequence_number": 3,
-                   "response": response("completed", json!([item]))}),
-        ),
-    ];
-    sse(events.into_iter().map(|(n, d)| (n, d.to_string())).collect())
+async fn responses(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
+    answer(&inner, &method, &uri, &body).await.as_response()
 }
 
 /// `POST /v1/chat/completions`.
-pub(crate) async fn chat_completions(
+async fn chat_completions(
     State(inner): State<Arc<Inner>>,
     method: Method,
     uri: Uri,
     body: Bytes,
 ) -> Response {
-    let (value, reply) = decide(&inner, &method, &uri, &body);
-    if matches!(reply, Reply::Call { .. }) {
-        inner.think().await;
+    answer(&inner, &method, &uri, &body).await.as_chat_completion()
+}
+
+impl Answer {
+    /// The answer as a Responses API response (streamed as its four events when asked).
+    fn as_response(&self) -> Response {
+        let n = self.n;
+        let item = match &self.reply {
+            Reply::Call { id, name, arguments } => json!({
+                "type": "function_call", "id": format!("fc_iec_{n:06}"), "status": "completed",
+                "call_id": id, "name": name, "arguments": arguments}),
+            Reply::Text(t) => json!({
+                "type": "message", "id": format!("msg_iec_{n:06}"), "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+        };
+        let usage = json!({"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110});
+        let response = |status: &str, output: Value| {
+            json!({"id": format!("resp_iec_{n:06}"), "object": "response", "created_at": unix_now(),
+                   "status": status, "model": self.model, "output": output, "usage": usage})
+        };
+        if !wants_stream(&self.body) {
+            return json_response(&response("completed", json!([item])));
+        }
+        let mut added = item.clone();
+        added["status"] = json!("in_progress");
+        let events = vec![
+            (
+                Some("response.created"),
+                json!({"type": "response.created", "sequence_number": 0,
+                       "response": response("in_progress", json!([]))}),
+            ),
+            (
+                Some("response.output_item.added"),
+                json!({"type": "response.output_item.added", "sequence_number": 1,
+                       "output_index": 0, "item": added}),
+            ),
+            (
+                Some("response.output_item.done"),
+                json!({"type": "response.output_item.done", "sequence_number": 2,
+                       "output_index": 0, "item": item}),
+            ),
+            (
+                Some("response.completed"),
+                json!({"type": "response.completed", "sequence_number": 3,
+                       "response": response("completed", json!([item]))}),
+            ),
+        ];
+        sse(events.into_iter().map(|(n, d)| (n, d.to_string())).collect())
     }
-    let n = inner.requests.lock().unwrap().len();
-    let id = format!("chatcmpl-iec-{n:06}");
-    let model = model_of(&value);
-    let created = unix_now();
-    let usage = json!({"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110});
-    let (message, finish) = match &reply {
-        Reply::Call { id, name, arguments } => (
-            json!({"role": "assistant", "content": null, "tool_calls": [
-                {"index": 0, "id": id, "type": "function",
-                 "function": {"name": name, "arguments": arguments}}]}),
-            "tool_calls",
-        ),
-        Reply::Text(t) => (json!({"role": "assistant", "content": t}), "stop"),
-    };
-    if !value.get("stream").and_then(Value::as_bool).unwrap_or(false) {
-        return json_response(json!({
-            "id": id, "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": usage}));
+
+    /// The answer as a Chat Completions completion (streamed as one chunk, the finish and
+    /// `[DONE]` when asked).
+    fn as_chat_completion(&self) -> Response {
+        let id = format!("chatcmpl-iec-{:06}", self.n);
+        let (model, created) = (&self.model, unix_now());
+        let usage = json!({"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110});
+        let (message, finish) = match &self.reply {
+            Reply::Call { id, name, arguments } => (
+                json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"index": 0, "id": id, "type": "function",
+                     "function": {"name": name, "arguments": arguments}}]}),
+                "tool_calls",
+            ),
+            Reply::Text(t) => (json!({"role": "assistant", "content": t}), "stop"),
+        };
+        if !wants_stream(&self.body) {
+            return json_response(&json!({
+                "id": id, "object": "chat.completion", "created": created, "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage}));
+        }
+        let chunk = |delta: Value, finish: Value| {
+            json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            .to_string()
+        };
+        let mut last = json!({"id": id, "object": "chat.completion.chunk", "created": created,
+            "model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]});
+        let wants_usage = self
+            .body
+            .pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if wants_usage {
+            last["usage"] = usage;
+        }
+        sse(vec![
+            (None, chunk(message, Value::Null)),
+            (None, last.to_string()),
+            (None, "[DONE]".to_string()),
+        ])
     }
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        .to_string()
-    };
-    let mut last = json!({"id": id, "object": "chat.completion.chunk", "created": created,
-        "model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]});
-    let wants_usage = value
-        .pointer("/stream_options/include_usage")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if wants_usage {
-        last["usage"] = usage;
-    }
-    sse(vec![
-        (None, chunk(message, Value::Null)),
-        (None, last.to_string()),
-        (None, "[DONE]".to_string()),
-    ])
 }
 
 #[cfg(test)]

@@ -1,20 +1,15 @@
-//! A replay model server: the Anthropic Messages API (`POST /v1/messages`, streaming SSE and
-//! non-streaming; `POST /v1/messages/count_tokens`) on 127.0.0.1 with a random port, answering
-//! from a [`Script`] and recording every request.
+//! A replay model server: on 127.0.0.1 with a random port, it plays the model for a real harness,
+//! answering from a [`Script`] and recording every request. It speaks three model APIs, one
+//! handler each behind `ModelApi`: Anthropic Messages ([`crate::anthropic`]), OpenAI Responses
+//! and Chat Completions ([`crate::openai`]), Gemini ([`crate::gemini_api`]).
 //!
-//! **Turns.** A request is a *main-loop* request when its `tools` list has the shell tool (named
-//! `Bash`, else the first tool whose name contains `bash`, case-insensitive). Its turn is the
-//! number of `tool_result` blocks in its messages, so the answer depends only on the
-//! conversation (a retried request gets the same answer): turn `k < n` answers one `tool_use`
-//! block `{"command": script.commands[k]}` for that tool with id `toolu_iec_<k>` and
-//! `stop_reason: "tool_use"`; turn `n` answers `script.final_text` with `end_turn`. Any other
-//! `/v1/messages` request (quota checks, titles, summaries: no shell tool) gets a short text.
-//! Unknown paths are logged and answered 404 with an Anthropic-style error body.
-//!
-//! The OpenAI Responses API (`POST /v1/responses`) and Chat Completions
-//! (`POST /v1/chat/completions`) answer from the same script: see [`crate::openai`]. So does the
-//! Gemini API (`POST /v1beta/models/<model>:generateContent` and `:streamGenerateContent`): see
-//! [`crate::gemini_api`].
+//! **Turns.** A request is a *main-loop* request when it offers the shell tool (each API names
+//! and declares it its own way). Its turn is the number of tool results its conversation
+//! carries, so the answer depends only on the conversation (a retried request gets the same
+//! answer): turn `k < n` answers one call of that tool with `script.commands[k]`, turn `n`
+//! answers `script.final_text`. Any other request (quota checks, titles, summaries, routing
+//! classifiers: no shell tool) gets a short text and does not advance the script. Unknown paths
+//! are logged and answered 404.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -22,11 +17,16 @@ use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
+use axum::http::{header, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
+
+use crate::anthropic::Anthropic;
+use crate::gemini_api::Gemini;
+use crate::openai::OpenAi;
+
+pub use crate::anthropic::{shell_tool_name, tool_results, tool_use_id};
 
 /// Called with the turn index the first time a main-loop request of that turn arrives, before
 /// it is answered (the driver uses it to mark its witness logs).
@@ -179,14 +179,7 @@ impl ReplayServer {
                         }
                     };
                     let _ = ready_tx.send(Ok(()));
-                    let app = Router::new()
-                        .route("/v1/messages", post(messages))
-                        .route("/v1/messages/count_tokens", post(count_tokens))
-                        .route("/v1/responses", post(crate::openai::responses))
-                        .route("/v1/chat/completions", post(crate::openai::chat_completions))
-                        .route("/v1beta/models/{call}", post(crate::gemini_api::models))
-                        .route("/v1/models/{call}", post(crate::gemini_api::models))
-                        .route("/v1alpha/models/{call}", post(crate::gemini_api::models))
+                    let app = Gemini::routes(OpenAi::routes(Anthropic::routes(Router::new())))
                         .fallback(fallback)
                         .with_state(state);
                     let _ = axum::serve(listener, app)
@@ -239,40 +232,19 @@ impl ReplayHandle {
     /// The tool result the harness sent back for the script's call `k` (from the first recorded
     /// request that carries it).
     pub fn tool_result(&self, k: usize) -> Option<ToolResult> {
-        let id = tool_use_id(k);
         let requests = self.requests();
-        requests
-            .iter()
-            .filter(|r| r.role.starts_with("main:"))
-            .find_map(|r| tool_results(&r.body).into_iter().find(|t| t.tool_use_id == id))
-            .or_else(|| crate::openai::tool_result(&requests, k))
-            .or_else(|| crate::gemini_api::tool_result(&requests, k))
+        Anthropic::tool_result(&requests, k)
+            .or_else(|| OpenAi::tool_result(&requests, k))
+            .or_else(|| Gemini::tool_result(&requests, k))
     }
 
     /// The `input` of the script's tool call `k` as the harness echoed it back in the assistant
     /// turn of a later request (the harness's own record of what the model emitted).
     pub fn echoed_input(&self, k: usize) -> Option<Value> {
-        let id = tool_use_id(k);
         let requests = self.requests();
-        if let Some(v) = crate::openai::echoed_arguments(&requests, k) {
-            return Some(v);
-        }
-        if let Some(v) = crate::gemini_api::echoed_arguments(&requests, k) {
-            return Some(v);
-        }
-        requests.iter().find_map(|r| {
-            r.body
-                .get("messages")?
-                .as_array()?
-                .iter()
-                .filter_map(|m| m.get("content")?.as_array())
-                .flatten()
-                .find(|b| {
-                    b.get("type").and_then(Value::as_str) == Some("tool_use")
-                        && b.get("id").and_then(Value::as_str) == Some(id.as_str())
-                })
-                .and_then(|b| b.get("input").cloned())
-        })
+        OpenAi::echoed_input(&requests, k)
+            .or_else(|| Gemini::echoed_input(&requests, k))
+            .or_else(|| Anthropic::echoed_input(&requests, k))
     }
 
     /// Stops the server and waits for its thread.
@@ -296,62 +268,6 @@ impl Drop for ReplayHandle {
     }
 }
 
-/// The id the server gives the tool_use block of call `k`.
-pub fn tool_use_id(k: usize) -> String {
-    format!("toolu_iec_{k:04}")
-}
-
-/// The `tool_result` blocks of a Messages request body, in order.
-pub fn tool_results(body: &Value) -> Vec<ToolResult> {
-    let mut out = Vec::new();
-    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
-        return out;
-    };
-    for m in messages {
-        let Some(blocks) = m.get("content").and_then(Value::as_array) else {
-            continue;
-        };
-        for b in blocks {
-            if b.get("type").and_then(Value::as_str) != Some("tool_result") {
-                continue;
-            }
-            let content = match b.get("content") {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Array(parts)) => parts
-                    .iter()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                _ => String::new(),
-            };
-            out.push(ToolResult {
-                tool_use_id: b
-                    .get("tool_use_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
-                content,
-            });
-        }
-    }
-    out
-}
-
-/// The shell tool's name in a request's tool list.
-pub fn shell_tool_name(body: &Value) -> Option<String> {
-    let tools = body.get("tools")?.as_array()?;
-    let names: Vec<&str> = tools
-        .iter()
-        .filter_map(|t| t.get("name").and_then(Value::as_str))
-        .collect();
-    names
-        .iter()
-        .find(|n| **n == "Bash")
-        .or_else(|| names.iter().find(|n| n.to_ascii_lowercase().contains("bash")))
-        .map(|s| s.to_string())
-}
-
 pub(crate) fn record(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes, role: String) -> Value {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let raw = match parsed {
@@ -371,165 +287,122 @@ pub(crate) fn record(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes, ro
     value
 }
 
-async fn messages(
-    State(inner): State<Arc<Inner>>,
-    method: Method,
-    uri: Uri,
-    _headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let tool = shell_tool_name(&value);
-    let turn = tool_results(&value).len();
+/// Any other path: logged, and answered 404 with an Anthropic-style error body.
+async fn fallback(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
+    record(&inner, &method, &uri, &body, "unknown".into());
+    json_status(
+        StatusCode::NOT_FOUND,
+        &json!({"type": "error", "error": {"type": "not_found_error", "message": format!("replay server: no {} {}", method, uri.path())}}),
+    )
+}
+
+/// A model API the replay server speaks: where its endpoints are, how a request offers the
+/// shell tool and how far its conversation is, and where a later request carries the harness's
+/// tool result and its echo of a call.
+pub(crate) trait ModelApi {
+    /// The shell tool as a request offers it.
+    type Tool;
+    /// Adds this API's endpoints.
+    fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>>;
+    /// The shell tool a request offers (`None`: a side request).
+    fn shell_tool(body: &Value) -> Option<Self::Tool>;
+    /// The number of tool results a request's conversation carries: its turn.
+    fn turn(body: &Value) -> usize;
+    /// The tool result the harness sent back for script call `k`.
+    fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult>;
+    /// The arguments of script call `k` as the harness echoed them in a later request.
+    fn echoed_input(requests: &[RecordedRequest], k: usize) -> Option<Value>;
+}
+
+/// A main-loop request as read: its turn, the shell tool it offers, and the script's command for
+/// the turn (`None` past the script's end: the final text answers).
+pub(crate) struct MainTurn<T> {
+    pub(crate) turn: usize,
+    pub(crate) tool: T,
+    pub(crate) command: Option<String>,
+}
+
+/// Records a request to API `A` as `main:<turn>` or `side`, and reads it: a main-loop request
+/// enters its turn (the script's turn hook runs the first time) and gets its [`MainTurn`].
+pub(crate) fn read_request<A: ModelApi>(
+    inner: &Inner,
+    method: &Method,
+    uri: &Uri,
+    body: &Bytes,
+) -> (Value, Option<MainTurn<A::Tool>>) {
+    let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let tool = A::shell_tool(&value);
+    let turn = A::turn(&value);
     let role = match &tool {
         Some(_) => format!("main:{turn}"),
         None => "side".to_string(),
     };
-    record(&inner, &method, &uri, &body, role);
-    let model = value
-        .get("model")
+    record(inner, method, uri, body, role);
+    let main = tool.map(|tool| {
+        inner.enter_turn(turn);
+        MainTurn {
+            turn,
+            tool,
+            command: inner.script.commands.get(turn).cloned(),
+        }
+    });
+    (value, main)
+}
+
+/// The requests of the main loop, in arrival order.
+pub(crate) fn main_requests(requests: &[RecordedRequest]) -> impl Iterator<Item = &RecordedRequest> {
+    requests.iter().filter(|r| r.role.starts_with("main:"))
+}
+
+/// The text of a tool result's content: a string, or its parts' `text` joined by newlines.
+pub(crate) fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The model a request names, else `default`.
+pub(crate) fn model_of(body: &Value, default: &str) -> String {
+    body.get("model")
         .and_then(Value::as_str)
-        .unwrap_or("claude-replay")
-        .to_string();
-    let stream = value.get("stream").and_then(Value::as_bool).unwrap_or(false);
-
-    let reply = match tool {
-        Some(tool) => {
-            inner.enter_turn(turn);
-            inner.think().await;
-            match inner.script.commands.get(turn) {
-                Some(cmd) => Reply::ToolUse {
-                    id: tool_use_id(turn),
-                    name: tool,
-                    input: json!({ "command": cmd }),
-                },
-                None => Reply::Text(inner.script.final_text.clone()),
-            }
-        }
-        None => Reply::Text(inner.script.side_text.clone()),
-    };
-    let msg_id = format!("msg_iec_{:06}", inner.requests.lock().unwrap().len());
-    if stream {
-        (
-            [
-                (header::CONTENT_TYPE, "text/event-stream"),
-                (header::CACHE_CONTROL, "no-cache"),
-            ],
-            sse_body(&msg_id, &model, &reply),
-        )
-            .into_response()
-    } else {
-        (
-            [(header::CONTENT_TYPE, "application/json")],
-            message_json(&msg_id, &model, &reply).to_string(),
-        )
-            .into_response()
-    }
+        .unwrap_or(default)
+        .to_string()
 }
 
-async fn count_tokens(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
-    record(&inner, &method, &uri, &body, "count_tokens".into());
+/// Whether a request asks for a streamed answer.
+pub(crate) fn wants_stream(body: &Value) -> bool {
+    body.get("stream").and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// A JSON answer with `status`.
+pub(crate) fn json_status(status: StatusCode, v: &Value) -> Response {
     (
+        status,
         [(header::CONTENT_TYPE, "application/json")],
-        json!({ "input_tokens": 100 }).to_string(),
+        v.to_string(),
     )
         .into_response()
 }
 
-async fn fallback(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
-    record(&inner, &method, &uri, &body, "unknown".into());
+/// A JSON answer.
+pub(crate) fn json_response(v: &Value) -> Response {
+    json_status(StatusCode::OK, v)
+}
+
+/// A server-sent-events answer with the events already written out.
+pub(crate) fn sse_response(events: String) -> Response {
     (
-        StatusCode::NOT_FOUND,
-        [(header::CONTENT_TYPE, "application/json")],
-        json!({"type": "error", "error": {"type": "not_found_error", "message": format!("replay server: no {} {}", method, uri.path())}})
-            .to_string(),
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        events,
     )
         .into_response()
-}
-
-enum Reply {
-    ToolUse { id: String, name: String, input: Value },
-    Text(String),
-}
-
-impl Reply {
-    fn stop_reason(&self) -> &'static str {
-        match self {
-            Reply::ToolUse { .. } => "tool_use",
-            Reply::Text(_) => "end_turn",
-        }
-    }
-}
-
-fn usage() -> Value {
-    json!({"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
-}
-
-fn message_json(id: &str, model: &str, reply: &Reply) -> Value {
-    let content = match reply {
-        Reply::ToolUse { id, name, input } => {
-            json!([{"type": "tool_use", "id": id, "name": name, "input": input}])
-        }
-        Reply::Text(t) => json!([{"type": "text", "text": t}]),
-    };
-    json!({
-        "id": id, "type": "message", "role": "assistant", "model": model,
-        "content": content, "stop_reason": reply.stop_reason(), "stop_sequence": null,
-        "usage": usage(),
-    })
-}
-
-fn sse_body(id: &str, model: &str, reply: &Reply) -> String {
-    let mut out = String::new();
-    let mut ev = |name: &str, data: Value| {
-        out.push_str("event: ");
-        out.push_str(name);
-        out.push_str("\ndata: ");
-        out.push_str(&data.to_string());
-        out.push_str("\n\n");
-    };
-    ev(
-        "message_start",
-        json!({"type": "message_start", "message": {
-            "id": id, "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}}),
-    );
-    match reply {
-        Reply::ToolUse { id, name, input } => {
-            ev(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0,
-                       "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
-            );
-            ev(
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0,
-                       "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
-            );
-        }
-        Reply::Text(t) => {
-            ev(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0,
-                       "content_block": {"type": "text", "text": ""}}),
-            );
-            ev(
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0,
-                       "delta": {"type": "text_delta", "text": t}}),
-            );
-        }
-    }
-    ev(
-        "content_block_stop",
-        json!({"type": "content_block_stop", "index": 0}),
-    );
-    ev(
-        "message_delta",
-        json!({"type": "message_delta", "delta": {"stop_reason": reply.stop_reason(), "stop_sequence": null},
-               "usage": {"output_tokens": 10}}),
-    );
-    ev("message_stop", json!({"type": "message_stop"}));
-    out
 }

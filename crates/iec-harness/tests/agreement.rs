@@ -8,41 +8,22 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
-use iec_harness::agree::{agree, agreement_line, AgreeReport, Payload, RunSpec};
-use iec_harness::{action_hazard_payloads, hazard_payloads, install_claude_code};
+use iec_harness::agree::{agree, agreement_line, AgreeReport, Payload};
+use iec_harness::{action_hazard_payloads, hazard_payloads};
+use support::{ACTION_SEED, HAZARD_SEED as SEED};
 
 const N: usize = 300;
-const SEED: u64 = 72332;
-const ACTION_SEED: u64 = 1217;
-
-fn installed(version: &str) -> bool {
-    if let Err(e) = install_claude_code(version) {
-        let why = format!("installing @anthropic-ai/claude-code@{version} with npm failed: {e:#}");
-        support::skip_or_panic(&why, support::HARNESS_SKIP);
-        return false;
-    }
-    true
-}
 
 fn payloads(family: fn(usize, u64) -> Vec<(String, String)>, seed: u64) -> Vec<Payload> {
-    family(N, seed)
-        .into_iter()
-        .map(|(id, command)| Payload { id, command })
-        .collect()
+    support::payloads(family, N, seed)
 }
 
 fn run(version: &str, launch: &str, payloads: &[Payload]) -> Option<AgreeReport> {
-    if !installed(version) {
-        return None;
-    }
-    let mut spec = RunSpec::new(version);
-    spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-    spec.batch = 40;
+    support::claude_code(version)?;
     let t = Instant::now();
-    let rep = agree(&spec, launch, payloads).expect("agree run");
+    let rep = agree(&support::spec(version), launch, payloads).expect("agree run");
     let diverged = rep
         .results
         .iter()

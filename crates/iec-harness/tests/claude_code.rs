@@ -5,89 +5,40 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use iec_harness::{install_claude_code, run_claude_code_with, HarnessRun, PayloadResult, RunOptions};
+use iec_harness::{run_claude_code_with, PayloadResult, RunOptions};
+use support::{argvs, direct_argvs, is_pid_arg, v, BANG, CRLF, PID};
 
-const BANG: &str = "argvprobe 'a != b'";
 const FOUR: &str = r#"argvprobe 'a != b' "x ! y" 'M\\N' '$HOME'"#;
-const PID: &str = r#"argvprobe "PID=$$" | cat"#;
-const CRLF: &str = "argvprobe a\r\nargvprobe b";
 
-fn run(version: &str, payloads: &[&str]) -> Option<HarnessRun> {
-    let t = Instant::now();
-    if let Err(e) = install_claude_code(version) {
-        let why = format!("installing @anthropic-ai/claude-code@{version} with npm failed: {e:#}");
-        support::skip_or_panic(&why, support::HARNESS_SKIP);
-        return None;
-    }
-    let install_ms = t.elapsed().as_millis();
-    let mut opts = RunOptions::new(version, None, payloads);
-    opts.timeout = Duration::from_secs(60);
-    opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-    let run = run_claude_code_with(&opts).expect("harness run");
-    eprintln!(
-        "claude-code {version}: install/reuse {install_ms} ms, run {} ms, exit {:?}, requests {}, unknown paths {:?}",
-        run.elapsed_ms,
-        run.exit_code,
-        run.requests.len(),
-        run.unknown_paths
-    );
-    assert!(
-        !run.timed_out,
-        "Claude Code {version} timed out; stderr:\n{}",
-        run.stderr
-    );
-    assert_eq!(
-        run.results.len(),
+/// One launch of Claude Code `version` on the four payloads, with the recording hook, checked
+/// (see `support::check_launch`); `None` when skipped.
+fn run(version: &str, payloads: [&str; 4]) -> Option<[PayloadResult; 4]> {
+    let run = support::launched(
+        &format!("claude-code {version}"),
+        &format!("Claude Code {version}"),
+        false,
         payloads.len(),
-        "stdout:\n{}\nstderr:\n{}",
-        run.stdout,
-        run.stderr
-    );
-    for r in &run.results {
-        assert!(
-            r.tool_result.is_some(),
-            "no tool_result recorded for {:?}; stdout:\n{}\nstderr:\n{}",
-            r.payload,
-            run.stdout,
-            run.stderr
-        );
-        // The harness's own record of the call is what the model emitted.
-        assert_eq!(r.echoed.as_deref(), Some(r.payload.as_str()));
-    }
-    Some(run)
-}
-
-fn argvs(r: &PayloadResult) -> Vec<Vec<String>> {
-    r.probe.iter().map(|p| p.argv.clone()).collect()
-}
-
-fn direct_argvs(r: &PayloadResult) -> Vec<Vec<String>> {
-    r.direct.probe.iter().map(|p| p.argv.clone()).collect()
+        || support::claude_code(version).is_some(),
+        || {
+            let mut opts = RunOptions::new(version, None, &payloads);
+            opts.launch.timeout = Duration::from_secs(60);
+            opts.launch.probe = Some(support::probe());
+            run_claude_code_with(&opts).expect("harness run")
+        },
+    )?;
+    Some(run.results.try_into().expect("four results"))
 }
 
 fn hook_command(r: &PayloadResult) -> Option<String> {
     r.hook_input.as_ref()?.get("command")?.as_str().map(String::from)
 }
 
-fn v(xs: &[&str]) -> Vec<Vec<String>> {
-    vec![xs.iter().map(|s| s.to_string()).collect()]
-}
-
-fn is_pid_arg(s: &str) -> bool {
-    s.strip_prefix("PID=")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
 #[test]
 fn claude_code_2_1_72_escapes_bang_and_loses_pid_in_a_pipe() {
-    let Some(run) = run("2.1.72", &[BANG, FOUR, PID, CRLF]) else {
+    let Some([ref bang, ref four, ref pid, ref crlf]) = run("2.1.72", [BANG, FOUR, PID, CRLF]) else {
         return;
-    };
-    let [bang, four, pid, crlf] = &run.results[..] else {
-        unreachable!()
     };
 
     // `!` → `\!` (CC#32864), silent: the call succeeds.
@@ -121,18 +72,15 @@ fn claude_code_2_1_72_escapes_bang_and_loses_pid_in_a_pipe() {
     assert_eq!(argvs(crlf), direct_argvs(crlf));
 
     // The PreToolUse hook received every command exactly as emitted.
-    for r in &run.results {
+    for r in [bang, four, pid, crlf] {
         assert_eq!(hook_command(r).as_deref(), Some(r.payload.as_str()));
     }
 }
 
 #[test]
 fn claude_code_2_1_332_keeps_bang_and_refuses_a_cr() {
-    let Some(run) = run("2.1.332", &[BANG, FOUR, CRLF, PID]) else {
+    let Some([ref bang, ref four, ref crlf, ref pid]) = run("2.1.332", [BANG, FOUR, CRLF, PID]) else {
         return;
-    };
-    let [bang, four, crlf, pid] = &run.results[..] else {
-        unreachable!()
     };
 
     assert_eq!(argvs(bang), v(&["a != b"]));

@@ -5,83 +5,28 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
 use iec_harness::codex::{observe_codex, CODEX_VERSION};
-use iec_harness::{install_codex, run_codex_with, CodexOptions, HarnessRun, PayloadResult};
-use iec_harness::{ReplayServer, Script};
+use iec_harness::harness::Codex;
+use iec_harness::{install_codex, HarnessRun, ReplayServer, Script};
 use serde_json::{json, Value};
+use support::{argvs, direct_argvs, is_pid_arg, sse_data, v, BANG, CRLF, PID, PRINTF, QUOTES};
 
-const BANG: &str = "argvprobe 'a != b'";
-const PID: &str = r#"argvprobe "PID=$$" | cat"#;
-const QUOTES: &str = r#"argvprobe 'it'"'"'s' "a \"b\" \$c" 'M\\N' '$HOME' "x ! y" $'tab\there' '%PATH%'"#;
 const HEREDOC: &str = "argvprobe \"$(cat <<'EOF'\nhello $USER 'q' \"d\"\nEOF\n)\"";
-const CRLF: &str = "argvprobe a\r\nargvprobe b";
-const PRINTF: &str = r#"printf '%s\n' 'x != y' "it's""#;
 
 /// Installs Codex (reused when present); `false` when the install failed and a skip variable
 /// is set.
 fn install_or_skip() -> bool {
-    if let Err(e) = install_codex(CODEX_VERSION) {
-        let why = format!("installing @openai/codex@{CODEX_VERSION} with npm failed: {e:#}");
-        support::skip_or_panic(&why, &["IEC_SKIP_CODEX", "IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]);
-        return false;
-    }
-    true
+    support::installed(
+        &format!("@openai/codex@{CODEX_VERSION}"),
+        &["IEC_SKIP_CODEX", "IEC_SKIP_HARNESS", "IEC_SKIP_NPM"],
+        || install_codex(CODEX_VERSION),
+    )
+    .is_some()
 }
 
+/// One `codex exec` of `payloads`, checked (see `support::check_launch`); `None` when skipped.
 fn run(payloads: &[&str]) -> Option<HarnessRun> {
-    let t = Instant::now();
-    if !install_or_skip() {
-        return None;
-    }
-    let install_ms = t.elapsed().as_millis();
-    let mut opts = CodexOptions::new(CODEX_VERSION, None, payloads);
-    opts.timeout = Duration::from_secs(120);
-    opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-    let run = run_codex_with(&opts).expect("codex run");
-    eprintln!(
-        "codex {CODEX_VERSION}: install/reuse {install_ms} ms, run {} ms, exit {:?}, requests {}, unknown paths {:?}",
-        run.elapsed_ms,
-        run.exit_code,
-        run.requests.len(),
-        run.unknown_paths
-    );
-    assert!(!run.timed_out, "Codex timed out; stderr:\n{}", run.stderr);
-    assert_eq!(run.exit_code, Some(0), "stderr:\n{}", run.stderr);
-    assert!(run.unknown_paths.is_empty(), "{:?}", run.unknown_paths);
-    for r in &run.results {
-        assert!(
-            r.tool_result.is_some(),
-            "no tool output recorded for {:?}; stdout:\n{}\nstderr:\n{}",
-            r.payload,
-            run.stdout,
-            run.stderr
-        );
-        // Codex's own record of the call (echoed in its next request) is what the model emitted.
-        assert_eq!(r.echoed.as_deref(), Some(r.payload.as_str()));
-    }
-    Some(run)
-}
-
-fn argvs(r: &PayloadResult) -> Vec<Vec<String>> {
-    r.probe.iter().map(|p| p.argv.clone()).collect()
-}
-
-fn direct_argvs(r: &PayloadResult) -> Vec<Vec<String>> {
-    r.direct.probe.iter().map(|p| p.argv.clone()).collect()
-}
-
-fn v(xs: &[&str]) -> Vec<Vec<String>> {
-    vec![xs.iter().map(|s| s.to_string()).collect()]
-}
-
-fn is_pid_arg(s: &str) -> bool {
-    s.strip_prefix("PID=")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    support::harness_launch(&Codex, CODEX_VERSION, install_or_skip, payloads)
 }
 
 /// The text Codex's snapshot wrapper hands the second bash: `exec '/bin/bash' -c '<cmd>'` with
@@ -110,18 +55,7 @@ fn codex_0_171_0_delivers_exec_command_intact() {
         unreachable!()
     };
     assert_eq!(argvs(bang), v(&["a != b"]));
-    assert_eq!(
-        argvs(quotes),
-        v(&[
-            "it's",
-            "a \"b\" $c",
-            "M\\\\N",
-            "$HOME",
-            "x ! y",
-            "tab\there",
-            "%PATH%"
-        ])
-    );
+    assert_eq!(argvs(quotes), support::quotes_argv());
     assert_eq!(argvs(heredoc), v(&["hello $USER 'q' \"d\""]));
     assert_eq!(argvs(crlf), vec![vec!["a\r".to_string()], vec!["b".to_string()]]);
     let a = argvs(pid);
@@ -153,28 +87,11 @@ fn codex_0_171_0_delivers_exec_command_intact() {
     }
 }
 
-fn post(addr: SocketAddr, path: &str, body: &Value) -> String {
-    let body = body.to_string();
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
-    out.split_once("\r\n\r\n").unwrap().1.to_string()
-}
-
-/// The `data:` payloads of an SSE body (also undoes chunked encoding well enough: chunk-size
-/// lines are not `data:` lines).
-fn sse_data(body: &str) -> Vec<String> {
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .map(String::from)
-        .collect()
+/// A POST the server answers with 200: the body.
+fn post(addr: std::net::SocketAddr, path: &str, body: &Value) -> String {
+    let (status, body) = support::post(addr, path, body);
+    assert_eq!(status, 200, "{body}");
+    body
 }
 
 #[test]
@@ -280,39 +197,17 @@ fn responses_and_chat_completions_answer_from_the_script() {
 /// on the 300 hazard payloads the Claude Code agreement test uses (same seed).
 #[test]
 fn codex_0_171_0_agrees_with_iec_check_on_300_hazard_payloads() {
-    if !install_or_skip() {
-        return;
-    }
-    let payloads: Vec<iec_harness::agree::Payload> = iec_harness::hazard_payloads(300, 72332)
-        .into_iter()
-        .map(|(id, command)| iec_harness::agree::Payload { id, command })
-        .collect();
-    let mut spec = iec_harness::agree::RunSpec::new(CODEX_VERSION);
-    spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-    let t = Instant::now();
-    let observed = iec_harness::codex::run_observed(&spec, &payloads).expect("codex runs");
     // The observed `exec_command` launch and the older `shell_command` model give the same
     // verdicts on these payloads; both must agree with the real runs.
-    for launch in ["codex-exec-command-linux", "codex-shell-command-linux"] {
-        let rep = iec_harness::agree::agree_observed(CODEX_VERSION, launch, &observed).expect("agreement");
-        eprintln!(
-            "codex {CODEX_VERSION} on {launch}: 300 payloads in {} ms, totals {}",
-            t.elapsed().as_millis(),
-            rep.totals
-        );
-        let bad: Vec<String> = rep
-            .disagreements()
-            .iter()
-            .map(|a| {
-                format!(
-                    "{} {:?}: predicted {} observed {}",
-                    a.id, a.command, a.predicted, a.observed
-                )
-            })
-            .collect();
-        assert!(bad.is_empty(), "{launch}:\n{}", bad.join("\n"));
-        assert_eq!(rep.results.len(), 300);
-    }
+    let Some(observed) = support::agrees_on_300_hazards(
+        "codex",
+        CODEX_VERSION,
+        install_or_skip(),
+        iec_harness::codex::run_observed,
+        &["codex-exec-command-linux", "codex-shell-command-linux"],
+    ) else {
+        return;
+    };
     // Every payload arrived as emitted.
     assert!(observed.iter().all(|o| o.verdict == "corresponds"));
 }

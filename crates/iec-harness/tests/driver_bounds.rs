@@ -23,8 +23,8 @@ fn a_hanging_harness_is_killed_at_the_timeout_with_its_detached_children() {
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
 
     let mut opts = RunOptions::new("fake", Some(fake), &["argvprobe 'a != b'"]);
-    opts.timeout = Duration::from_secs(2);
-    opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+    opts.launch.timeout = Duration::from_secs(2);
+    opts.launch.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
     let t = Instant::now();
     let run = run_claude_code_with(&opts).unwrap();
     assert!(run.timed_out);

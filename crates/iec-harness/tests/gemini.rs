@@ -6,73 +6,26 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
-use iec_harness::gemini::{
-    install_gemini_cli, observe_gemini, run_gemini_with, GeminiOptions, GEMINI_CLI_VERSION,
-};
+use iec_harness::gemini::{install_gemini_cli, observe_gemini, GEMINI_CLI_VERSION};
+use iec_harness::harness::GeminiCli;
 use iec_harness::{HarnessRun, PayloadResult, ReplayServer, Script};
 use serde_json::{json, Value};
+use support::{argvs, direct_argvs, post, v, BANG, CRLF, PID, PRINTF, QUOTES};
 
 /// Installs Gemini CLI (reused when present); `false` when the install failed and a skip
 /// variable is set.
 fn install_or_skip() -> bool {
-    if let Err(e) = install_gemini_cli(GEMINI_CLI_VERSION) {
-        let why = format!("installing @google/gemini-cli@{GEMINI_CLI_VERSION} with npm failed: {e:#}");
-        support::skip_or_panic(&why, support::HARNESS_SKIP);
-        return false;
-    }
-    true
+    support::installed(
+        &format!("@google/gemini-cli@{GEMINI_CLI_VERSION}"),
+        support::HARNESS_SKIP,
+        || install_gemini_cli(GEMINI_CLI_VERSION),
+    )
+    .is_some()
 }
 
+/// One `gemini -p` of `payloads`, checked (see `support::check_launch`); `None` when skipped.
 fn run(payloads: &[&str]) -> Option<HarnessRun> {
-    let t = Instant::now();
-    if !install_or_skip() {
-        return None;
-    }
-    let install_ms = t.elapsed().as_millis();
-    let mut opts = GeminiOptions::new(GEMINI_CLI_VERSION, None, payloads);
-    opts.timeout = Duration::from_secs(120);
-    opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-    let run = run_gemini_with(&opts).expect("gemini run");
-    eprintln!(
-        "gemini-cli {GEMINI_CLI_VERSION}: install/reuse {install_ms} ms, run {} ms, exit {:?}, requests {}, unknown paths {:?}",
-        run.elapsed_ms,
-        run.exit_code,
-        run.requests.len(),
-        run.unknown_paths
-    );
-    assert!(!run.timed_out, "Gemini CLI timed out; stderr:\n{}", run.stderr);
-    assert_eq!(run.exit_code, Some(0), "stderr:\n{}", run.stderr);
-    assert!(run.unknown_paths.is_empty(), "{:?}", run.unknown_paths);
-    for r in &run.results {
-        assert!(
-            r.tool_result.is_some(),
-            "no tool result recorded for {:?}; stdout:\n{}\nstderr:\n{}",
-            r.payload,
-            run.stdout,
-            run.stderr
-        );
-        // Gemini CLI's own record of the call (echoed in its next request) is what the model
-        // emitted.
-        assert_eq!(r.echoed.as_deref(), Some(r.payload.as_str()));
-    }
-    Some(run)
-}
-
-fn argvs(r: &PayloadResult) -> Vec<Vec<String>> {
-    r.probe.iter().map(|p| p.argv.clone()).collect()
-}
-
-fn v(xs: &[&str]) -> Vec<Vec<String>> {
-    vec![xs.iter().map(|s| s.to_string()).collect()]
-}
-
-fn direct_argvs(r: &PayloadResult) -> Vec<Vec<String>> {
-    r.direct.probe.iter().map(|p| p.argv.clone()).collect()
+    support::harness_launch(&GeminiCli, GEMINI_CLI_VERSION, install_or_skip, payloads)
 }
 
 /// Checks that `outer` is Gemini CLI 0.61.0's wrapper around `cmd`: the `shopt -u` guard, an
@@ -114,11 +67,6 @@ fn assert_result(content: &str, out: &str, mid: &str) {
 }
 
 const AB: &str = r#"argvprobe 'a b' "c d""#;
-const BANG: &str = "argvprobe 'a != b'";
-const PID: &str = r#"argvprobe "PID=$$" | cat"#;
-const QUOTES: &str = r#"argvprobe 'it'"'"'s' "a \"b\" \$c" 'M\\N' '$HOME' "x ! y" $'tab\there' '%PATH%'"#;
-const CRLF: &str = "argvprobe a\r\nargvprobe b";
-const PRINTF: &str = r#"printf '%s\n' 'x != y' "it's""#;
 const EXIT3: &str = "exit 3";
 const BACKSLASH: &str = "argvprobe foo \\";
 const PADDED: &str = "  argvprobe padded  \n";
@@ -184,18 +132,7 @@ fn gemini_cli_0_61_0_runs_run_shell_command_in_its_subshell_wrapper() {
     assert_eq!(argvs(ab), v(&["a b", "c d"]));
     assert_eq!(ab.probe[0].hex, ["612062", "632064"]);
     assert_eq!(argvs(bang), v(&["a != b"]));
-    assert_eq!(
-        argvs(quotes),
-        v(&[
-            "it's",
-            "a \"b\" $c",
-            "M\\\\N",
-            "$HOME",
-            "x ! y",
-            "tab\there",
-            "%PATH%"
-        ])
-    );
+    assert_eq!(argvs(quotes), support::quotes_argv());
     // No control-character check: the CR reaches bash, as with `bash -c`.
     assert_eq!(argvs(crlf), vec![vec!["a\r".to_string()], vec!["b".to_string()]]);
     let a = argvs(pid);
@@ -274,21 +211,6 @@ fn gemini_cli_0_61_0_runs_run_shell_command_in_its_subshell_wrapper() {
         verdict(subst),
         ("diverges".to_string(), Some("tool-input other loud".to_string()))
     );
-}
-
-fn post(addr: SocketAddr, path: &str, body: &Value) -> (u16, String) {
-    let body = body.to_string();
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let status: u16 = out.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, out.split_once("\r\n\r\n").unwrap().1.to_string())
 }
 
 #[test]
@@ -382,39 +304,13 @@ fn gemini_api_answers_from_the_script() {
 /// payloads the Claude Code and Codex agreement tests use (same seed).
 #[test]
 fn gemini_cli_0_61_0_agrees_with_iec_check_on_300_hazard_payloads() {
-    if !install_or_skip() {
-        return;
-    }
-    let payloads: Vec<iec_harness::agree::Payload> = iec_harness::hazard_payloads(300, 72332)
-        .into_iter()
-        .map(|(id, command)| iec_harness::agree::Payload { id, command })
-        .collect();
-    let mut spec = iec_harness::agree::RunSpec::new(GEMINI_CLI_VERSION);
-    spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-    let t = Instant::now();
-    let observed = iec_harness::gemini::run_observed(&spec, &payloads).expect("gemini runs");
-    let rep = iec_harness::agree::agree_observed(GEMINI_CLI_VERSION, "gemini-cli-linux", &observed)
-        .expect("agreement");
-    eprintln!(
-        "gemini-cli {GEMINI_CLI_VERSION} on gemini-cli-linux: 300 payloads in {} ms, totals {}",
-        t.elapsed().as_millis(),
-        rep.totals
+    support::agrees_on_300_hazards(
+        "gemini-cli",
+        GEMINI_CLI_VERSION,
+        install_or_skip(),
+        iec_harness::gemini::run_observed,
+        &["gemini-cli-linux"],
     );
-    for a in &rep.results {
-        eprintln!("{}", iec_harness::agree::agreement_line(a));
-    }
-    let bad: Vec<String> = rep
-        .disagreements()
-        .iter()
-        .map(|a| {
-            format!(
-                "{} {:?}: predicted {} observed {}",
-                a.id, a.command, a.predicted, a.observed
-            )
-        })
-        .collect();
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
-    assert_eq!(rep.results.len(), 300);
 }
 
 /// A payload aimed at one of Gemini CLI's own hops, what reached the probe through Gemini CLI
@@ -520,9 +416,8 @@ fn gemini_cli_0_61_0_adversarial_payloads() {
             command: c.cmd.to_string(),
         })
         .collect();
-    let mut spec = iec_harness::agree::RunSpec::new(GEMINI_CLI_VERSION);
-    spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-    let observed = iec_harness::gemini::run_observed(&spec, &payloads).expect("gemini runs");
+    let observed = iec_harness::gemini::run_observed(&support::spec(GEMINI_CLI_VERSION), &payloads)
+        .expect("gemini runs");
     let rep = iec_harness::agree::agree_observed(GEMINI_CLI_VERSION, "gemini-cli-linux", &observed)
         .expect("agreement");
     let mut failures = Vec::new();

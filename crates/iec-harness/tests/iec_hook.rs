@@ -10,187 +10,22 @@
 mod support;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use iec_harness::{install_claude_code, run_claude_code_with, HarnessRun, PayloadResult, RunOptions};
+use iec_harness::PayloadResult;
+use support::hook_payloads::{changed, norm, payloads, run_chunks, BANG, LAUNCH, VERSION};
 
-const VERSION: &str = "2.1.72";
-const LAUNCH: &str = "claude-code-2.1.72-linux";
-const BANG: &str = "argvprobe 'a != b'";
-/// Payloads per harness launch (the conversation grows with every call).
-const CHUNK: usize = 40;
-
-/// Installs Claude Code (or explains the skip); `false` means skipped.
-fn install() -> bool {
-    if let Err(e) = install_claude_code(VERSION) {
-        let why = format!("installing @anthropic-ai/claude-code@{VERSION} with npm failed: {e:#}");
-        support::skip_or_panic(&why, support::HARNESS_SKIP);
-        return false;
-    }
-    true
-}
-
-/// The `iec` binary: `$IEC_BIN`, else `<target>/<profile>/iec`, else built with cargo.
-fn iec_bin() -> PathBuf {
-    if let Some(p) = std::env::var_os("IEC_BIN") {
-        let p = PathBuf::from(p);
-        assert!(p.is_file(), "IEC_BIN={} is not a file", p.display());
-        return p;
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    // target/<profile>/deps/iec_hook-HASH
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test executable lives in target/<profile>/deps/");
-    let candidate = profile_dir.join("iec");
-    if candidate.is_file() {
-        return candidate;
-    }
-    let profile = profile_dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("debug")
-        .to_string();
-    let target_dir = profile_dir.parent().expect("target dir");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(&cargo);
-    cmd.args(["build", "-p", "iec-cli", "--bin", "iec"])
-        .arg("--target-dir")
-        .arg(target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    match profile.as_str() {
-        "debug" => {}
-        "release" => {
-            cmd.arg("--release");
-        }
-        other => {
-            cmd.args(["--profile", other]);
-        }
-    }
-    let status = cmd.status();
-    match status {
-        Ok(s) if s.success() && candidate.is_file() => candidate,
-        other => panic!(
-            "cannot find or build the iec binary: set IEC_BIN, or build it with `cargo build -p iec-cli` \
-             (looked for {}; `{:?} build -p iec-cli` gave {other:?})",
-            candidate.display(),
-            cargo
-        ),
-    }
-}
-
-/// Argument words, each a valid bash word with a hazard for some hop.
-const ATOMS: &[&str] = &[
-    r#"'a != b'"#,
-    r#""x ! y""#,
-    r#"'it'"'"'s!'"#,
-    r#"'select(.x != 1)'"#,
-    r#"'M\\N'"#,
-    r#"'$HOME'"#,
-    r#"'%PATH%'"#,
-    r#"$'tab\there'"#,
-    r#"'`date`'"#,
-    r#"'{a,b}'"#,
-    r#"'grüße ñ 日本 ✓ !'"#,
-    r#""multi word string here""#,
-    r#"'!!'"#,
-    r#""a\\b""#,
-    r#"'$(id -u)'"#,
-    r#"'*.rs'"#,
-    r#"'a;b'"#,
-    r#"'x > y'"#,
-    r#""!foo""#,
-    r#"'#not a comment'"#,
-    r#"'\!'"#,
-    r#"''"#,
-    r#""semi;colon | pipe""#,
-    r#"'back\slash'"#,
-    r#"'"dq"'"#,
-    r#"'!='"#,
-    r#"'[[ a ]]'"#,
-    r#"$'nl\nline'"#,
-    r#"'~'"#,
-    r#""\$HOME""#,
-    r#"'end\'"#,
-    r#"'.[] | select(.name != "x")'"#,
-];
-
-/// What follows the argument words.
-const SUFFIXES: &[&str] = &[
-    "",
-    " | cat",
-    " && argvprobe done",
-    " ; argvprobe 'two !'",
-    " 2>&1 | cat",
-];
-
-/// The payloads, deterministic: `argvprobe 'a != b'` first, each atom alone, pairs of atoms
-/// with each suffix, and `$$` in a pipe.
-fn payloads() -> Vec<String> {
-    let mut v = vec![BANG.to_string(), format!("{BANG} | cat")];
-    v.push(r#"argvprobe "PID=$$" | cat"#.to_string());
-    for a in ATOMS {
-        v.push(format!("argvprobe {a}"));
-    }
-    let n = ATOMS.len();
-    for i in 0..n {
-        let j = (i * 7 + 3) % n;
-        let s = SUFFIXES[i % SUFFIXES.len()];
-        v.push(format!("argvprobe {} {}{s}", ATOMS[i], ATOMS[j]));
-    }
-    let mut seen = std::collections::HashSet::new();
-    v.retain(|p| seen.insert(p.clone()));
-    v
-}
-
-/// Probe argvs with pids (`PID=<digits>`) normalized: `$$` differs between two runs.
-fn norm(records: &[iec_harness::ProbeRecord]) -> Vec<Vec<String>> {
-    records
-        .iter()
-        .map(|r| {
-            r.argv
-                .iter()
-                .map(|a| match a.strip_prefix("PID=") {
-                    Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-                        "PID=<pid>".to_string()
-                    }
-                    _ => a.clone(),
-                })
-                .collect()
-        })
-        .collect()
-}
-
-fn changed(r: &PayloadResult) -> bool {
-    norm(&r.probe) != norm(&r.direct.probe)
-}
-
-/// All payloads through Claude Code in launches of `CHUNK`, with an optional extra hook.
+/// All payloads through Claude Code (see [`run_chunks`]), with an optional extra hook: each
+/// result with the hook document recorded for its call, and what the hooks wrote on stderr.
 fn run_all(
     payloads: &[String],
     hook: Option<&str>,
 ) -> (Vec<(PayloadResult, Option<serde_json::Value>)>, String) {
     let mut out = Vec::new();
     let mut hook_stderr = String::new();
-    for chunk in payloads.chunks(CHUNK) {
-        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        let mut opts = RunOptions::new(VERSION, None, &refs);
-        opts.timeout = Duration::from_secs(120);
-        opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-        // The driver records the hook document and then pipes it to the iec hook in one hook
-        // command (parallel hooks would race for the decision; see RunOptions::hook_command).
-        opts.hook_command = hook.map(String::from);
-        let run = run_claude_code_with(&opts).expect("harness run");
-        check_run(&run, chunk.len());
-        eprintln!(
-            "claude-code {VERSION} (hook: {}): {} payloads in {} ms",
-            hook.is_some(),
-            chunk.len(),
-            run.elapsed_ms
-        );
+    for run in run_chunks(payloads, hook, None, &format!("hook: {}", hook.is_some())) {
         hook_stderr.push_str(&run.hook_stderr);
         for (k, r) in run.results.into_iter().enumerate() {
             let id = format!("toolu_iec_{k:04}");
@@ -203,24 +38,6 @@ fn run_all(
         }
     }
     (out, hook_stderr)
-}
-
-fn check_run(run: &HarnessRun, n: usize) {
-    assert!(!run.timed_out, "Claude Code timed out; stderr:\n{}", run.stderr);
-    assert_eq!(run.results.len(), n);
-    for r in &run.results {
-        assert!(
-            r.tool_result.is_some(),
-            "no tool_result for {:?}; stdout:\n{}\nstderr:\n{}",
-            r.payload,
-            run.stdout,
-            run.stderr
-        );
-        assert_eq!(r.echoed.as_deref(), Some(r.payload.as_str()));
-        // The reference: a valid bash command whose direct run gives a known argv.
-        assert_eq!(r.direct.exit_code, Some(0), "{:?}: {:?}", r.payload, r.direct);
-        assert!(!r.direct.probe.is_empty(), "{:?}: {:?}", r.payload, r.direct);
-    }
 }
 
 /// What `iec hook claude-code` decides for the hook document Claude Code really sent.
@@ -268,14 +85,14 @@ fn decide(iec: &Path, doc: &serde_json::Value) -> Decision {
 #[test]
 fn iec_hook_delivers_hazardous_payloads_intact_through_claude_code_2_1_72() {
     let t0 = Instant::now();
-    if !install() {
+    if support::claude_code(VERSION).is_none() {
         return;
     }
     // A private copy: a concurrent `cargo build` that relinks target/<profile>/iec mid-run must
     // not make a hook call fail.
     let iec_dir = tempfile::tempdir().unwrap();
     let iec = iec_dir.path().join("iec");
-    std::fs::copy(iec_bin(), &iec).expect("copying the iec binary");
+    std::fs::copy(support::workspace_bin("iec", "iec-cli", "IEC_BIN"), &iec).expect("copying the iec binary");
     let payloads = payloads();
     assert!(payloads.len() >= 50, "{}", payloads.len());
 

@@ -10,39 +10,20 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
-use iec_harness::agree::{agree_observed_launch, agreement_line, run_observed, Payload, RunSpec};
+use iec_harness::agree::{agree_observed_launch, agreement_line, run_observed, Payload};
+use iec_harness::hazard_payloads;
 use iec_harness::learn::{learn, Evidence, Learned, MarkerKind};
-use iec_harness::{hazard_payloads, install_claude_code};
-
-fn installed(version: &str) -> bool {
-    if let Err(e) = install_claude_code(version) {
-        let why = format!("installing @anthropic-ai/claude-code@{version} with npm failed: {e:#}");
-        support::skip_or_panic(&why, support::HARNESS_SKIP);
-        return false;
-    }
-    true
-}
-
-fn spec(version: &str) -> RunSpec {
-    let mut spec = RunSpec::new(version);
-    spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-    spec.batch = 40;
-    spec
-}
+use support::spec;
 
 /// The 300 hazard payloads of `tests/agreement.rs`.
 fn payloads() -> Vec<Payload> {
-    hazard_payloads(300, 72332)
-        .into_iter()
-        .map(|(id, command)| Payload { id, command })
-        .collect()
+    support::payloads(hazard_payloads, 300, support::HAZARD_SEED)
 }
 
 fn learned(version: &str) -> Option<Learned> {
-    installed(version).then(|| learn(&spec(version)).expect("learn"))
+    support::claude_code(version).map(|_| learn(&spec(version)).expect("learn"))
 }
 
 /// Every rendering marker's outer text is reproduced by the learned template and rendering,

@@ -13,15 +13,13 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use iec_harness::action_hazard_payloads;
-use iec_harness::agree::{agree_observed_launch, agreement_line, Payload, RunSpec};
-use iec_harness::harness::{self, Harness};
+use iec_harness::agree::{agree_observed_launch, agreement_line, RunSpec};
+use iec_harness::harness;
 use iec_harness::learn::{learn_harness, LearnOptions, Learned, MarkerKind};
-
-const ACTION_SEED: u64 = 1217;
+use support::ACTION_SEED;
 
 fn env_num(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -32,19 +30,9 @@ fn env_num(name: &str, default: u64) -> u64 {
     }
 }
 
-fn installed(h: &dyn Harness, version: &str) -> bool {
-    if let Err(e) = h.install(version) {
-        let why = format!("installing {} {version} with npm failed: {e:#}", h.title());
-        support::skip_or_panic(&why, support::HARNESS_SKIP);
-        return false;
-    }
-    true
-}
-
+/// Real runs of `version`, the replay model thinking `IEC_LEARN_THINK_MS` before each call.
 fn spec(version: &str) -> RunSpec {
-    let mut spec = RunSpec::new(version);
-    spec.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-    spec.batch = 40;
+    let mut spec = support::spec(version);
     spec.think = Duration::from_millis(env_num("IEC_LEARN_THINK_MS", 500));
     spec
 }
@@ -58,9 +46,9 @@ fn spec(version: &str) -> RunSpec {
 /// `bash -c '…'` is judged a change of text by the `harness-rewrite` hop, issue 17 item 1).
 fn learn_and_agree(spec_text: &str, builtin: Option<&str>) -> Option<Learned> {
     let (h, version) = harness::parse(spec_text).expect("harness spec");
-    if !installed(h.as_ref(), &version) {
-        return None;
-    }
+    support::installed(&format!("{} {version}", h.title()), support::HARNESS_SKIP, || {
+        h.install(&version)
+    })?;
     let spec = spec(&version);
     let t = Instant::now();
     let l = learn_harness(h.as_ref(), &spec, &LearnOptions { verify: 0 }).expect("learn");
@@ -98,10 +86,7 @@ fn learn_and_agree(spec_text: &str, builtin: Option<&str>) -> Option<Learned> {
         }
     }
     let n = env_num("IEC_LEARN_PAYLOADS", 40) as usize;
-    let payloads: Vec<Payload> = action_hazard_payloads(n, ACTION_SEED)
-        .into_iter()
-        .map(|(id, command)| Payload { id, command })
-        .collect();
+    let payloads = support::payloads(action_hazard_payloads, n, ACTION_SEED);
     let t = Instant::now();
     let observed = harness::run_observed(h.as_ref(), &spec, &payloads).expect("real runs");
     let rep = agree_observed_launch(&version, &l.launch, &observed).expect("agree");
@@ -124,10 +109,14 @@ fn learn_and_agree(spec_text: &str, builtin: Option<&str>) -> Option<Learned> {
     Some(l)
 }
 
-/// What 1.0.x and 2.0.x share: `bash -c -l WRAPPER` (options after `-c`: the wrapper is the
-/// command string, and the shell is a login shell), shell-quote rendering with the pipe
-/// rearrangement of that era, `\\;` normalised to `\;`, no validation.
-fn assert_claude_code_pre_2_1(l: &Learned) {
+/// Learns Claude Code `version` (1.0.x or 2.0.x) and checks what those share: `bash -c -l
+/// WRAPPER` (options after `-c`: the wrapper is the command string, and the shell is a login
+/// shell), shell-quote rendering with the pipe rearrangement of that era, `\\;` normalised to
+/// `\;`, no validation; and the wrapper template, when given.
+fn learn_claude_code_pre_2_1(version: &str, template: Option<&str>) {
+    let Some(l) = learn_and_agree(&format!("claude-code@{version}"), None) else {
+        return;
+    };
     assert_eq!(l.launch.spawn.argv, ["/bin/bash", "-c", "-l", "{{wrapper}}"]);
     assert!(l.launch.spawn.login);
     let inv = iec_launches::invocation::bash_invocation("/bin/bash", &l.launch.spawn.argv[1..]).unwrap();
@@ -142,38 +131,30 @@ fn assert_claude_code_pre_2_1(l: &Learned) {
     );
     assert_eq!(l.launch.validate.reject_control_chars, None);
     assert_eq!(l.launch.validate.reject_command_substitution, None);
+    if let Some(template) = template {
+        assert_eq!(w.template, template);
+    }
 }
 
 #[test]
 fn learned_claude_code_2_0_76_agrees_with_real_runs() {
-    let Some(l) = learn_and_agree("claude-code@2.0.76", None) else {
-        return;
-    };
-    assert_claude_code_pre_2_1(&l);
-    assert_eq!(
-        l.launch.wrapper.as_ref().unwrap().template,
-        "source {{snapshot}} && { shopt -u extglob || setopt NO_EXTENDED_GLOB; } 2>/dev/null || true && eval {{payload}} && pwd -P >| {{tmp}}/claude-0a1b-cwd"
+    learn_claude_code_pre_2_1(
+        "2.0.76",
+        Some("source {{snapshot}} && { shopt -u extglob || setopt NO_EXTENDED_GLOB; } 2>/dev/null || true && eval {{payload}} && pwd -P >| {{tmp}}/claude-0a1b-cwd"),
     );
 }
 
 /// One more version of the 2.0 line (the issue asks for one besides 2.0.76): the middle of it.
 #[test]
 fn learned_claude_code_2_0_30_agrees_with_real_runs() {
-    let Some(l) = learn_and_agree("claude-code@2.0.30", None) else {
-        return;
-    };
-    assert_claude_code_pre_2_1(&l);
+    learn_claude_code_pre_2_1("2.0.30", None);
 }
 
 #[test]
 fn learned_claude_code_1_0_128_agrees_with_real_runs() {
-    let Some(l) = learn_and_agree("claude-code@1.0.128", None) else {
-        return;
-    };
-    assert_claude_code_pre_2_1(&l);
-    assert_eq!(
-        l.launch.wrapper.as_ref().unwrap().template,
-        "source {{snapshot}} && eval {{payload}} && pwd -P >| {{tmp}}/claude-0a1b-cwd"
+    learn_claude_code_pre_2_1(
+        "1.0.128",
+        Some("source {{snapshot}} && eval {{payload}} && pwd -P >| {{tmp}}/claude-0a1b-cwd"),
     );
 }
 

@@ -13,7 +13,7 @@ use iec_harness::mcp_servers::{
     client_python, install, measurement_payloads, run_observed, summarize, summary_line, McpRunOptions,
     ServerKind, ServerSpec, Summary,
 };
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn ready(kind: ServerKind) -> Option<ServerSpec> {
     let spec = ServerSpec::pinned(kind);
@@ -77,34 +77,52 @@ fn check(o: &Observed, got: serde_json::Value, want: serde_json::Value, change: 
     }
 }
 
+/// A change an observation shows: hop, mechanism, silent.
+type Change = Option<(&'static str, &'static str, bool)>;
+
+/// Runs each case's payload through `kind` and checks its observation (see [`check`]): the argv
+/// the probe must receive through the server and directly, and the change; `None` when skipped.
+fn run_cases(kind: ServerKind, cases: &[(&str, Value, Value, Change)]) -> Option<Vec<Observed>> {
+    let cmds: Vec<&str> = cases.iter().map(|c| c.0).collect();
+    let obs = run(kind, &cmds)?;
+    for (o, (_, got, want, change)) in obs.iter().zip(cases) {
+        check(o, got.clone(), want.clone(), *change);
+    }
+    Some(obs)
+}
+
 #[test]
 fn desktop_commander_runs_bash_login_shell_and_rewrites_ssh() {
-    let Some(obs) = run(
-        ServerKind::DesktopCommander,
-        &[
+    let cases = [
+        (
             "argvprobe 'a != b'",
+            json!([["a != b"]]),
+            json!([["a != b"]]),
+            None,
+        ),
+        (
             "argvprobe $'tab\\there' {a,b}",
+            json!([["tab\there", "a", "b"]]),
+            json!([["tab\there", "a", "b"]]),
+            None,
+        ),
+        (
             "argvprobe \"${BASH_VERSION:+bash}\"",
+            json!([["bash"]]),
+            json!([["bash"]]),
+            None,
+        ),
+        // `ssh …` becomes `ssh -t …` before the shell runs it.
+        (
             "ssh example.invalid 'uptime -p'",
-        ],
-    ) else {
+            json!([["-t", "example.invalid", "uptime -p"]]),
+            json!([["example.invalid", "uptime -p"]]),
+            Some(("shell", "arity-change", true)),
+        ),
+    ];
+    let Some(obs) = run_cases(ServerKind::DesktopCommander, &cases) else {
         return;
     };
-    check(&obs[0], json!([["a != b"]]), json!([["a != b"]]), None);
-    check(
-        &obs[1],
-        json!([["tab\there", "a", "b"]]),
-        json!([["tab\there", "a", "b"]]),
-        None,
-    );
-    check(&obs[2], json!([["bash"]]), json!([["bash"]]), None);
-    // `ssh …` becomes `ssh -t …` before the shell runs it.
-    check(
-        &obs[3],
-        json!([["-t", "example.invalid", "uptime -p"]]),
-        json!([["example.invalid", "uptime -p"]]),
-        Some(("shell", "arity-change", true)),
-    );
     // The text reached bash unchanged (the login shell's witness logged it).
     assert!(
         obs[0].received["bash_strings"]
@@ -121,45 +139,43 @@ fn desktop_commander_runs_bash_login_shell_and_rewrites_ssh() {
 
 #[test]
 fn mcp_server_commands_hands_the_text_to_dash() {
-    let Some(obs) = run(
-        ServerKind::ServerCommands,
-        &[
+    // Node's exec() runs `/bin/sh -c TEXT`: dash reads `$'…'` as `$` and a single-quoted word;
+    // `\'` inside `$'…'` ends dash's single quotes: a syntax error, reported as a failed call.
+    let cases = [
+        (
             "argvprobe 'a != b'",
+            json!([["a != b"]]),
+            json!([["a != b"]]),
+            None,
+        ),
+        (
             "argvprobe $'tab\\there'",
+            json!([["$tab\\there"]]),
+            json!([["tab\there"]]),
+            Some(("shell", "other", true)),
+        ),
+        (
             "argvprobe {a,b}.txt",
+            json!([["{a,b}.txt"]]),
+            json!([["a.txt", "b.txt"]]),
+            Some(("shell", "arity-change", true)),
+        ),
+        (
             "argvprobe \"${BASH_VERSION:+bash}\"",
+            json!([[""]]),
+            json!([["bash"]]),
+            Some(("shell", "truncation", true)),
+        ),
+        (
             "argvprobe $'z!!$' $'!\\'z'",
-        ],
-    ) else {
+            json!([]),
+            json!([["z!!$", "!'z"]]),
+            Some(("shell", "other", false)),
+        ),
+    ];
+    let Some(obs) = run_cases(ServerKind::ServerCommands, &cases) else {
         return;
     };
-    check(&obs[0], json!([["a != b"]]), json!([["a != b"]]), None);
-    // Node's exec() runs `/bin/sh -c TEXT`: dash reads `$'…'` as `$` and a single-quoted word.
-    check(
-        &obs[1],
-        json!([["$tab\\there"]]),
-        json!([["tab\there"]]),
-        Some(("shell", "other", true)),
-    );
-    check(
-        &obs[2],
-        json!([["{a,b}.txt"]]),
-        json!([["a.txt", "b.txt"]]),
-        Some(("shell", "arity-change", true)),
-    );
-    check(
-        &obs[3],
-        json!([[""]]),
-        json!([["bash"]]),
-        Some(("shell", "truncation", true)),
-    );
-    // `\'` inside `$'…'` ends dash's single quotes: a syntax error, reported as a failed call.
-    check(
-        &obs[4],
-        json!([]),
-        json!([["z!!$", "!'z"]]),
-        Some(("shell", "other", false)),
-    );
     let content = obs[4].tool_result["content"].as_str().unwrap();
     assert!(
         content.contains("Syntax error: Unterminated quoted string"),

@@ -1,26 +1,16 @@
 //! The replay server on its own: streaming and non-streaming turns, tool_result capture,
 //! count_tokens, unknown paths. Plain HTTP/1.1 over a TcpStream (no client library).
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+mod support;
+
 use std::sync::{Arc, Mutex};
 
 use iec_harness::{ReplayServer, Script};
 use serde_json::{json, Value};
 
-fn post(addr: SocketAddr, path: &str, body: &Value) -> (u16, String) {
-    let body = body.to_string();
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let status: u16 = out.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = out.split_once("\r\n\r\n").unwrap().1.to_string();
+/// A POST (see `support::post`) with chunked encoding undone.
+fn post(addr: std::net::SocketAddr, path: &str, body: &Value) -> (u16, String) {
+    let (status, body) = support::post(addr, path, body);
     (status, dechunk(&body))
 }
 
@@ -63,8 +53,8 @@ fn request(tools: bool, stream: bool, results: &[(&str, bool, &str)]) -> Value {
 }
 
 fn sse_events(body: &str) -> Vec<Value> {
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
+    support::sse_data(body)
+        .iter()
         .map(|d| serde_json::from_str(d).unwrap())
         .collect()
 }

@@ -21,160 +21,10 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use iec_harness::{
-    install_claude_code, run_claude_code_with, HarnessRun, Launcher, PayloadResult, RunOptions,
-};
-
-const VERSION: &str = "2.1.72";
-const LAUNCH: &str = "claude-code-2.1.72-linux";
-const BANG: &str = "argvprobe 'a != b'";
-/// Payloads per harness launch (the conversation grows with every call).
-const CHUNK: usize = 40;
-
-/// Installs Claude Code (or explains the skip); `None` means skipped.
-fn install() -> Option<Launcher> {
-    match install_claude_code(VERSION) {
-        Ok(l) => Some(l),
-        Err(e) => {
-            let why = format!("installing @anthropic-ai/claude-code@{VERSION} with npm failed: {e:#}");
-            support::skip_or_panic(&why, support::HARNESS_SKIP);
-            None
-        }
-    }
-}
-
-/// A workspace binary: `$env_var`, else `<target>/<profile>/<name>`, else built with cargo.
-fn workspace_bin(name: &str, package: &str, env_var: &str) -> PathBuf {
-    if let Some(p) = std::env::var_os(env_var) {
-        let p = PathBuf::from(p);
-        assert!(p.is_file(), "{env_var}={} is not a file", p.display());
-        return p;
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test executable lives in target/<profile>/deps/");
-    let candidate = profile_dir.join(name);
-    if candidate.is_file() {
-        return candidate;
-    }
-    let profile = profile_dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("debug")
-        .to_string();
-    let target_dir = profile_dir.parent().expect("target dir");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(&cargo);
-    cmd.args(["build", "-p", package, "--bin", name])
-        .arg("--target-dir")
-        .arg(target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    match profile.as_str() {
-        "debug" => {}
-        "release" => {
-            cmd.arg("--release");
-        }
-        other => {
-            cmd.args(["--profile", other]);
-        }
-    }
-    match cmd.status() {
-        Ok(s) if s.success() && candidate.is_file() => candidate,
-        other => panic!(
-            "cannot find or build {name}: set {env_var}, or build it with `cargo build -p {package}` \
-             (looked for {}; the build gave {other:?})",
-            candidate.display()
-        ),
-    }
-}
-
-// The payload set of tests/iec_hook.rs (copied: one generator, two tests).
-
-/// Argument words, each a valid bash word with a hazard for some hop.
-const ATOMS: &[&str] = &[
-    r#"'a != b'"#,
-    r#""x ! y""#,
-    r#"'it'"'"'s!'"#,
-    r#"'select(.x != 1)'"#,
-    r#"'M\\N'"#,
-    r#"'$HOME'"#,
-    r#"'%PATH%'"#,
-    r#"$'tab\there'"#,
-    r#"'`date`'"#,
-    r#"'{a,b}'"#,
-    r#"'grüße ñ 日本 ✓ !'"#,
-    r#""multi word string here""#,
-    r#"'!!'"#,
-    r#""a\\b""#,
-    r#"'$(id -u)'"#,
-    r#"'*.rs'"#,
-    r#"'a;b'"#,
-    r#"'x > y'"#,
-    r#""!foo""#,
-    r#"'#not a comment'"#,
-    r#"'\!'"#,
-    r#"''"#,
-    r#""semi;colon | pipe""#,
-    r#"'back\slash'"#,
-    r#"'"dq"'"#,
-    r#"'!='"#,
-    r#"'[[ a ]]'"#,
-    r#"$'nl\nline'"#,
-    r#"'~'"#,
-    r#""\$HOME""#,
-    r#"'end\'"#,
-    r#"'.[] | select(.name != "x")'"#,
-];
-
-/// What follows the argument words.
-const SUFFIXES: &[&str] = &[
-    "",
-    " | cat",
-    " && argvprobe done",
-    " ; argvprobe 'two !'",
-    " 2>&1 | cat",
-];
-
-/// The payloads, deterministic: `argvprobe 'a != b'` first, each atom alone, pairs of atoms
-/// with each suffix, and `$$` in a pipe.
-fn payloads() -> Vec<String> {
-    let mut v = vec![BANG.to_string(), format!("{BANG} | cat")];
-    v.push(r#"argvprobe "PID=$$" | cat"#.to_string());
-    for a in ATOMS {
-        v.push(format!("argvprobe {a}"));
-    }
-    let n = ATOMS.len();
-    for i in 0..n {
-        let j = (i * 7 + 3) % n;
-        let s = SUFFIXES[i % SUFFIXES.len()];
-        v.push(format!("argvprobe {} {}{s}", ATOMS[i], ATOMS[j]));
-    }
-    let mut seen = std::collections::HashSet::new();
-    v.retain(|p| seen.insert(p.clone()));
-    v
-}
-
-/// Probe argvs with pids (`PID=<digits>`) normalized: `$$` differs between two runs.
-fn norm(records: &[iec_harness::ProbeRecord]) -> Vec<Vec<String>> {
-    records
-        .iter()
-        .map(|r| {
-            r.argv
-                .iter()
-                .map(|a| match a.strip_prefix("PID=") {
-                    Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-                        "PID=<pid>".to_string()
-                    }
-                    _ => a.clone(),
-                })
-                .collect()
-        })
-        .collect()
-}
+use iec_harness::{Launcher, PayloadResult};
+use support::hook_payloads::{changed, norm, payloads, run_chunks, BANG, CHUNK, LAUNCH};
 
 /// `norm` with each run's sandbox name (`iec-harness-XXXXXX`) masked: `$HOME` differs between
 /// two runs.
@@ -203,10 +53,6 @@ fn unsandbox(s: &str) -> String {
     out
 }
 
-fn changed(r: &PayloadResult) -> bool {
-    norm(&r.probe) != norm(&r.direct.probe)
-}
-
 /// The wrapper with its per-run parts masked: the snapshot and cwd file names, the sandbox.
 fn mask(outer: &str) -> String {
     let mut s = unsandbox(outer);
@@ -224,48 +70,19 @@ fn mask(outer: &str) -> String {
     s
 }
 
-/// All payloads through Claude Code in launches of `CHUNK`, with an optional extra hook and
-/// an optional launcher (the shim's).
+/// All payloads through Claude Code (see [`run_chunks`]), with an optional extra hook and an
+/// optional launcher (the shim's); the hook may not write on stderr.
 fn run_all(payloads: &[String], hook: Option<&str>, bin: Option<&Path>, label: &str) -> Vec<PayloadResult> {
     let mut out = Vec::new();
-    for chunk in payloads.chunks(CHUNK) {
-        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        let mut opts = RunOptions::new(VERSION, bin.map(Path::to_path_buf), &refs);
-        opts.timeout = Duration::from_secs(120);
-        opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
-        opts.hook_command = hook.map(String::from);
-        let run = run_claude_code_with(&opts).expect("harness run");
-        check_run(&run, chunk.len());
+    for run in run_chunks(payloads, hook, bin, label) {
         assert!(
             run.hook_stderr.is_empty(),
             "{label}: the hook wrote on stderr:\n{}",
             run.hook_stderr
         );
-        eprintln!(
-            "claude-code {VERSION} ({label}): {} payloads in {} ms",
-            chunk.len(),
-            run.elapsed_ms
-        );
         out.extend(run.results);
     }
     out
-}
-
-fn check_run(run: &HarnessRun, n: usize) {
-    assert!(!run.timed_out, "Claude Code timed out; stderr:\n{}", run.stderr);
-    assert_eq!(run.results.len(), n);
-    for r in &run.results {
-        assert!(
-            r.tool_result.is_some(),
-            "no tool_result for {:?}; stdout:\n{}\nstderr:\n{}",
-            r.payload,
-            run.stdout,
-            run.stderr
-        );
-        assert_eq!(r.echoed.as_deref(), Some(r.payload.as_str()));
-        assert_eq!(r.direct.exit_code, Some(0), "{:?}: {:?}", r.payload, r.direct);
-        assert!(!r.direct.probe.is_empty(), "{:?}: {:?}", r.payload, r.direct);
-    }
 }
 
 /// Writes `dir/claude-with-shim`: Claude Code with `CLAUDE_CODE_SHELL` naming the shim.
@@ -293,7 +110,7 @@ fn shim_launcher(dir: &Path, cc: &Launcher, shim: &Path) -> PathBuf {
 #[test]
 fn iec_bash_with_the_hook_delivers_hazardous_payloads_intact_through_claude_code_2_1_72() {
     let t0 = Instant::now();
-    let Some(cc) = install() else {
+    let Some(cc) = support::claude_code(support::hook_payloads::VERSION) else {
         return;
     };
     // Private copies: a concurrent `cargo build` that relinks target/<profile>/ mid-run must not
@@ -301,8 +118,12 @@ fn iec_bash_with_the_hook_delivers_hazardous_payloads_intact_through_claude_code
     let dir = tempfile::tempdir().unwrap();
     let iec = dir.path().join("iec");
     let shim = dir.path().join("iec-bash");
-    std::fs::copy(workspace_bin("iec", "iec-cli", "IEC_BIN"), &iec).expect("copying iec");
-    std::fs::copy(workspace_bin("iec-bash", "iec-shim", "IEC_BASH_BIN"), &shim).expect("copying iec-bash");
+    std::fs::copy(support::workspace_bin("iec", "iec-cli", "IEC_BIN"), &iec).expect("copying iec");
+    std::fs::copy(
+        support::workspace_bin("iec-bash", "iec-shim", "IEC_BASH_BIN"),
+        &shim,
+    )
+    .expect("copying iec-bash");
     let launcher = shim_launcher(dir.path(), &cc, &shim);
     let payloads = payloads();
     assert!(payloads.len() >= 50, "{}", payloads.len());

@@ -193,9 +193,9 @@ fn every_row_holds_for_the_real_programs() {
 fn snapshot_functions_are_the_tables() {
     let Some(bin) = claude_binary() else { return };
     let mut opts = RunOptions::new(VERSION, None, &["declare -f grep find"]);
-    opts.timeout = Duration::from_secs(90);
+    opts.launch.timeout = Duration::from_secs(90);
     opts.hook_witness = false;
-    opts.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+    opts.launch.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
     let run = run_claude_code_with(&opts).expect("harness run");
     assert!(!run.timed_out, "stderr:\n{}", run.stderr);
     let result = run.results[0].tool_result.as_ref().expect("a tool result");

@@ -81,16 +81,11 @@ fn main() {
             if payloads.is_empty() {
                 usage();
             }
-            let opts = RunOptions {
-                version,
-                bin,
-                payloads,
-                timeout: Duration::from_secs(timeout),
-                probe: None,
-                hook_witness,
-                hook_command,
-                think: std::time::Duration::ZERO,
-            };
+            let payloads: Vec<&str> = payloads.iter().map(String::as_str).collect();
+            let mut opts = RunOptions::new(&version, bin, &payloads);
+            opts.launch.timeout = Duration::from_secs(timeout);
+            opts.hook_witness = hook_witness;
+            opts.hook_command = hook_command;
             let run = match run_claude_code_with(&opts) {
                 Ok(r) => r,
                 Err(e) => {

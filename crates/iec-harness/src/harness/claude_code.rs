@@ -3,7 +3,7 @@
 //! refused unless `IS_SANDBOX=1`, which the driver sets (a user of a root container does the
 //! same).
 
-use super::{launch_timeout, Harness};
+use super::Harness;
 use crate::agree::{observe, Observed, RunSpec};
 use crate::driver::{install_claude_code, run_claude_code_with, HarnessRun, PayloadResult, RunOptions};
 
@@ -21,11 +21,8 @@ impl Harness for ClaudeCode {
         install_claude_code(version).map(|_| ())
     }
     fn run(&self, spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRun> {
-        let mut ro = RunOptions::new(&spec.version, spec.bin.clone(), commands);
-        ro.timeout = launch_timeout(spec, commands.len());
-        ro.probe = spec.probe.clone();
-        ro.think = spec.think;
         // The harness as it is: no hook of ours in its settings.
+        let mut ro = RunOptions::for_spec(spec, commands);
         ro.hook_witness = false;
         run_claude_code_with(&ro)
     }
@@ -36,7 +33,7 @@ impl Harness for ClaudeCode {
         run.requests
             .iter()
             .filter(|q| q.role.starts_with("main"))
-            .find_map(|q| crate::server::shell_tool_name(&q.body))
+            .find_map(|q| crate::anthropic::shell_tool_name(&q.body))
             .map(|t| (t, None))
     }
 }

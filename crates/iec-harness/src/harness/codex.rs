@@ -2,10 +2,10 @@
 //! ([`crate::codex`]), `approval_policy = "never"` and `sandbox_mode = "danger-full-access"` in
 //! its private config (its headless equivalent of a user's bypass).
 
-use super::{launch_timeout, Harness};
+use super::Harness;
 use crate::agree::{Observed, RunSpec};
 use crate::codex::{install_codex, observe_codex, run_codex_with, CodexOptions};
-use crate::driver::{HarnessRun, PayloadResult};
+use crate::launch::{HarnessRun, PayloadResult};
 use crate::openai::ShellArg;
 
 /// Codex CLI.
@@ -22,11 +22,7 @@ impl Harness for Codex {
         install_codex(version).map(|_| ())
     }
     fn run(&self, spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRun> {
-        let mut o = CodexOptions::new(&spec.version, spec.bin.clone(), commands);
-        o.timeout = launch_timeout(spec, commands.len());
-        o.probe = spec.probe.clone();
-        o.think = spec.think;
-        run_codex_with(&o)
+        run_codex_with(&CodexOptions::for_spec(spec, commands))
     }
     fn observe(&self, id: &str, r: &PayloadResult) -> Observed {
         observe_codex(id, r)
@@ -41,5 +37,9 @@ impl Harness for Codex {
             ShellArg::Text(f) | ShellArg::Argv(f) => f,
         };
         Some((t.name, (field != "command").then_some(field)))
+    }
+    /// No limit is known: a batch of any size is one `codex exec`.
+    fn max_calls(&self) -> usize {
+        usize::MAX
     }
 }

@@ -1,10 +1,10 @@
 //! Gemini CLI (`@google/gemini-cli`): `gemini -p go --yolo` against the replay server's Gemini
 //! API ([`crate::gemini`]), the workspace trusted (an untrusted folder turns `--yolo` off).
 
-use super::{launch_timeout, Harness};
+use super::Harness;
 use crate::agree::{Observed, RunSpec};
-use crate::driver::{HarnessRun, PayloadResult};
 use crate::gemini::{install_gemini_cli, observe_gemini, run_gemini_with, GeminiOptions};
+use crate::launch::{HarnessRun, PayloadResult};
 
 /// Gemini CLI.
 pub struct GeminiCli;
@@ -20,11 +20,7 @@ impl Harness for GeminiCli {
         install_gemini_cli(version).map(|_| ())
     }
     fn run(&self, spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRun> {
-        let mut o = GeminiOptions::new(&spec.version, spec.bin.clone(), commands);
-        o.timeout = launch_timeout(spec, commands.len());
-        o.probe = spec.probe.clone();
-        o.think = spec.think;
-        run_gemini_with(&o)
+        run_gemini_with(&GeminiOptions::for_spec(spec, commands))
     }
     fn observe(&self, id: &str, r: &PayloadResult) -> Observed {
         observe_gemini(id, r)

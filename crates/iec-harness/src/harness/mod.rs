@@ -6,7 +6,7 @@
 use anyhow::bail;
 
 use crate::agree::{Observed, Payload, RunSpec};
-use crate::driver::{HarnessRun, PayloadResult};
+use crate::launch::{HarnessRun, PayloadResult};
 
 mod claude_code;
 mod codex;
@@ -56,35 +56,61 @@ pub fn parse(spec: &str) -> anyhow::Result<(Box<dyn Harness>, String)> {
 
 /// Runs `payloads` through the real harness in launches of `spec.batch` calls and observes each.
 pub fn run_observed(h: &dyn Harness, spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
+    run_observed_checked(h, spec, payloads, |_, _, _| Ok(()))
+}
+
+/// [`run_observed`], with each result first accepted by `accept` (given the payload, its result
+/// and the whole launch).
+pub(crate) fn run_observed_checked(
+    h: &dyn Harness,
+    spec: &RunSpec,
+    payloads: &[Payload],
+    accept: impl Fn(&Payload, &PayloadResult, &HarnessRun) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<Observed>> {
+    observe_launches(
+        h.title(),
+        spec,
+        spec.batch.clamp(1, h.max_calls()),
+        payloads,
+        |cmds| h.run(spec, cmds),
+        |p, r, run| accept(p, r, run).map(|()| h.observe(&p.id, r)),
+    )
+}
+
+/// Runs `payloads` through the harness `title` in launches of at most `batch` calls (`launch`
+/// starts one, as `spec` says) and observes each result with `observe`.
+pub(crate) fn observe_launches(
+    title: &str,
+    spec: &RunSpec,
+    batch: usize,
+    payloads: &[Payload],
+    launch: impl Fn(&[&str]) -> anyhow::Result<HarnessRun>,
+    observe: impl Fn(&Payload, &PayloadResult, &HarnessRun) -> anyhow::Result<Observed>,
+) -> anyhow::Result<Vec<Observed>> {
     let mut out = Vec::new();
-    for chunk in payloads.chunks(spec.batch.clamp(1, h.max_calls())) {
+    for chunk in payloads.chunks(batch) {
         let cmds: Vec<&str> = chunk.iter().map(|p| p.command.as_str()).collect();
-        let run = h.run(spec, &cmds)?;
-        anyhow::ensure!(
-            !run.timed_out,
-            "{} {} timed out on a launch of {} calls; stderr:\n{}",
-            h.title(),
-            spec.version,
-            chunk.len(),
-            run.stderr
-        );
-        anyhow::ensure!(
-            run.results.len() == chunk.len(),
-            "{} {} returned {} results for {} calls; stderr:\n{}",
-            h.title(),
-            spec.version,
-            run.results.len(),
-            chunk.len(),
-            run.stderr
-        );
+        let run = checked(title, &spec.version, chunk.len(), launch(&cmds)?)?;
         for (p, r) in chunk.iter().zip(&run.results) {
-            out.push(h.observe(&p.id, r));
+            out.push(observe(p, r, &run)?);
         }
     }
     Ok(out)
 }
 
-/// The bound for one launch of `n` calls: the spec's timeout plus the model's thinking time.
-pub(crate) fn launch_timeout(spec: &RunSpec, n: usize) -> std::time::Duration {
-    spec.timeout + spec.think * n as u32
+/// The launch of `n` calls through `title` `version`, refused when it timed out or did not
+/// return one result per call.
+pub(crate) fn checked(title: &str, version: &str, n: usize, run: HarnessRun) -> anyhow::Result<HarnessRun> {
+    anyhow::ensure!(
+        !run.timed_out,
+        "{title} {version} timed out on a launch of {n} calls; stderr:\n{}",
+        run.stderr
+    );
+    anyhow::ensure!(
+        run.results.len() == n,
+        "{title} {version} returned {} results for {n} calls; stderr:\n{}",
+        run.results.len(),
+        run.stderr
+    );
+    Ok(run)
 }

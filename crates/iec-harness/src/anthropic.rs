@@ -1,0 +1,234 @@
+//! The Anthropic side of the replay server: the Messages API (`POST /v1/messages`, streaming SSE
+//! and non-streaming; `POST /v1/messages/count_tokens`), as Claude Code speaks it.
+//!
+//! **Shell tool.** The request's tool named `Bash`, else the first tool whose name contains
+//! `bash` (case-insensitive). **Turns.** A main-loop request's turn is the number of
+//! `tool_result` blocks in its messages: turn `k < n` answers one `tool_use` block
+//! `{"command": script.commands[k]}` for that tool with id `toolu_iec_<k>` and
+//! `stop_reason: "tool_use"`; turn `n` answers `script.final_text` with `end_turn`; a side request
+//! gets the side text.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{Method, Uri};
+use axum::response::Response;
+use axum::routing::post;
+use axum::Router;
+use serde_json::{json, Value};
+
+use crate::server::{
+    content_text, json_response, main_requests, model_of, read_request, record, sse_response, wants_stream,
+    Inner, ModelApi, RecordedRequest, ToolResult,
+};
+
+/// The Messages API.
+pub(crate) struct Anthropic;
+
+impl ModelApi for Anthropic {
+    /// The tool's name.
+    type Tool = String;
+
+    fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>> {
+        router
+            .route("/v1/messages", post(messages))
+            .route("/v1/messages/count_tokens", post(count_tokens))
+    }
+
+    fn shell_tool(body: &Value) -> Option<String> {
+        shell_tool_name(body)
+    }
+
+    fn turn(body: &Value) -> usize {
+        tool_results(body).len()
+    }
+
+    fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult> {
+        let id = tool_use_id(k);
+        main_requests(requests).find_map(|r| tool_results(&r.body).into_iter().find(|t| t.tool_use_id == id))
+    }
+
+    fn echoed_input(requests: &[RecordedRequest], k: usize) -> Option<Value> {
+        let id = tool_use_id(k);
+        requests.iter().find_map(|r| {
+            r.body
+                .get("messages")?
+                .as_array()?
+                .iter()
+                .filter_map(|m| m.get("content")?.as_array())
+                .flatten()
+                .find(|b| {
+                    b.get("type").and_then(Value::as_str) == Some("tool_use")
+                        && b.get("id").and_then(Value::as_str) == Some(id.as_str())
+                })
+                .and_then(|b| b.get("input").cloned())
+        })
+    }
+}
+
+/// The id the server gives the tool_use block of call `k`.
+pub fn tool_use_id(k: usize) -> String {
+    format!("toolu_iec_{k:04}")
+}
+
+/// The `tool_result` blocks of a Messages request body, in order.
+pub fn tool_results(body: &Value) -> Vec<ToolResult> {
+    let mut out = Vec::new();
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return out;
+    };
+    for m in messages {
+        let Some(blocks) = m.get("content").and_then(Value::as_array) else {
+            continue;
+        };
+        for b in blocks {
+            if b.get("type").and_then(Value::as_str) != Some("tool_result") {
+                continue;
+            }
+            out.push(ToolResult {
+                tool_use_id: b
+                    .get("tool_use_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                content: content_text(b.get("content")),
+            });
+        }
+    }
+    out
+}
+
+/// The shell tool's name in a request's tool list.
+pub fn shell_tool_name(body: &Value) -> Option<String> {
+    let tools = body.get("tools")?.as_array()?;
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    names
+        .iter()
+        .find(|n| **n == "Bash")
+        .or_else(|| names.iter().find(|n| n.to_ascii_lowercase().contains("bash")))
+        .map(|s| s.to_string())
+}
+
+/// `POST /v1/messages`.
+async fn messages(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
+    let (value, main) = read_request::<Anthropic>(&inner, &method, &uri, &body);
+    let reply = match main {
+        Some(main) => {
+            inner.think().await;
+            match main.command {
+                Some(cmd) => Reply::ToolUse {
+                    id: tool_use_id(main.turn),
+                    name: main.tool,
+                    input: json!({ "command": cmd }),
+                },
+                None => Reply::Text(inner.script.final_text.clone()),
+            }
+        }
+        None => Reply::Text(inner.script.side_text.clone()),
+    };
+    let model = model_of(&value, "claude-replay");
+    let msg_id = format!("msg_iec_{:06}", inner.requests.lock().unwrap().len());
+    if wants_stream(&value) {
+        sse_response(sse_body(&msg_id, &model, &reply))
+    } else {
+        json_response(&message_json(&msg_id, &model, &reply))
+    }
+}
+
+/// `POST /v1/messages/count_tokens`.
+async fn count_tokens(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
+    record(&inner, &method, &uri, &body, "count_tokens".into());
+    json_response(&json!({ "input_tokens": 100 }))
+}
+
+enum Reply {
+    ToolUse { id: String, name: String, input: Value },
+    Text(String),
+}
+
+impl Reply {
+    fn stop_reason(&self) -> &'static str {
+        match self {
+            Reply::ToolUse { .. } => "tool_use",
+            Reply::Text(_) => "end_turn",
+        }
+    }
+}
+
+fn usage() -> Value {
+    json!({"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
+}
+
+fn message_json(id: &str, model: &str, reply: &Reply) -> Value {
+    let content = match reply {
+        Reply::ToolUse { id, name, input } => {
+            json!([{"type": "tool_use", "id": id, "name": name, "input": input}])
+        }
+        Reply::Text(t) => json!([{"type": "text", "text": t}]),
+    };
+    json!({
+        "id": id, "type": "message", "role": "assistant", "model": model,
+        "content": content, "stop_reason": reply.stop_reason(), "stop_sequence": null,
+        "usage": usage(),
+    })
+}
+
+fn sse_body(id: &str, model: &str, reply: &Reply) -> String {
+    let mut out = String::new();
+    let mut ev = |name: &str, data: Value| {
+        out.push_str("event: ");
+        out.push_str(name);
+        out.push_str("\ndata: ");
+        out.push_str(&data.to_string());
+        out.push_str("\n\n");
+    };
+    ev(
+        "message_start",
+        json!({"type": "message_start", "message": {
+            "id": id, "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}}),
+    );
+    match reply {
+        Reply::ToolUse { id, name, input } => {
+            ev(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+                       "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+            );
+            ev(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                       "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+            );
+        }
+        Reply::Text(t) => {
+            ev(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+                       "content_block": {"type": "text", "text": ""}}),
+            );
+            ev(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                       "delta": {"type": "text_delta", "text": t}}),
+            );
+        }
+    }
+    ev(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    );
+    ev(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": reply.stop_reason(), "stop_sequence": null},
+               "usage": {"output_tokens": 10}}),
+    );
+    ev("message_stop", json!({"type": "message_stop"}));
+    out
+}

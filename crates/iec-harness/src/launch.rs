@@ -1,0 +1,680 @@
+//! One launch of a real harness against the replay server: what every driver shares. A driver
+//! ([`crate::driver`] for Claude Code, [`crate::codex`], [`crate::gemini`]) says how its harness is
+//! installed, configured and started (`Driver`); `launch()` does the rest. It makes a private
+//! sandbox (HOME, TMPDIR, cwd, the argv probe first on `PATH`, the `BASH_ENV` witness), starts
+//! the replay server on the payloads, runs the harness once bounded by the timeout, splits the
+//! witness logs into one window per payload, and runs each payload directly as `bash -c` with the
+//! same witnesses as the reference.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde_json::Value;
+
+use crate::agree::RunSpec;
+use crate::probe::{self, ProbeRecord, PROBE_LOG_ENV};
+use crate::server::{RecordedRequest, ReplayHandle, ReplayServer, Script, ToolResult};
+
+/// Environment variable naming the bash witness log (the `BASH_ENV` file appends to it).
+pub const BASH_LOG_ENV: &str = "IEC_BASH_ENV_LOG";
+
+/// Environment variable naming the bash argv log: the `BASH_ENV` witness appends each bash's
+/// own argv (`/proc/$$/cmdline`) there as one record (the number of elements, then each
+/// element, all NUL-terminated).
+pub const BASH_ARGV_LOG_ENV: &str = "IEC_BASH_ARGV_LOG";
+
+/// The `BASH_ENV` witness in observe mode: it appends `$BASH_EXECUTION_STRING` (NUL-terminated)
+/// to the log and returns; the command still runs.
+pub const BASH_ENV_SCRIPT: &str = r#"# iec-harness BASH_ENV witness (observe mode: records, does not exit)
+if builtin test -n "${IEC_BASH_ENV_LOG-}" && builtin test -n "${BASH_EXECUTION_STRING+set}"; then
+  builtin printf '%s\0' "$BASH_EXECUTION_STRING" >> "$IEC_BASH_ENV_LOG"
+fi
+if builtin test -n "${IEC_BASH_ARGV_LOG-}" && builtin test -r "/proc/$$/cmdline"; then
+  builtin mapfile -d '' __iec_argv < "/proc/$$/cmdline" 2>/dev/null &&
+    builtin printf '%s\0' "${#__iec_argv[@]}" "${__iec_argv[@]}" >> "$IEC_BASH_ARGV_LOG"
+  builtin unset __iec_argv
+fi
+"#;
+
+/// How to start a harness: a program and the arguments before the harness's own.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Launcher {
+    pub program: PathBuf,
+    pub prefix_args: Vec<OsString>,
+}
+
+impl Launcher {
+    /// A launcher for `bin`: `node bin` for a `.js`/`.cjs`/`.mjs` file, else `bin` itself.
+    pub fn for_bin(bin: &Path) -> Launcher {
+        let is_js = bin
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "js" | "cjs" | "mjs"));
+        if is_js {
+            Launcher {
+                program: PathBuf::from("node"),
+                prefix_args: vec![bin.as_os_str().to_owned()],
+            }
+        } else {
+            Launcher {
+                program: bin.to_path_buf(),
+                prefix_args: vec![],
+            }
+        }
+    }
+}
+
+/// What every harness launch takes (each driver's options hold these, or are these).
+#[derive(Debug, Clone)]
+pub struct LaunchOptions {
+    /// The harness version (for the install directory and the report).
+    pub version: String,
+    /// A prebuilt harness (a `.js` file runs under `node`); `None` installs the pinned npm
+    /// package.
+    pub bin: Option<PathBuf>,
+    /// The payloads, one shell tool call each, all in one harness launch.
+    pub payloads: Vec<String>,
+    /// Bound for the harness process (and, separately, each direct run).
+    pub timeout: Duration,
+    /// The argv probe program (linked as `argvprobe` first on `PATH`); `None` finds it as
+    /// [`find_probe`] does.
+    pub probe: Option<PathBuf>,
+    /// The replay model's thinking time before each tool call (see [`Script::think`]).
+    pub think: Duration,
+}
+
+impl LaunchOptions {
+    /// `payloads` through `version` (installed unless `bin` is given), bounded by two minutes.
+    pub fn new(version: &str, bin: Option<PathBuf>, payloads: &[&str]) -> Self {
+        LaunchOptions {
+            version: version.to_string(),
+            bin,
+            payloads: payloads.iter().map(|s| s.to_string()).collect(),
+            timeout: Duration::from_secs(120),
+            probe: None,
+            think: Duration::ZERO,
+        }
+    }
+
+    /// One launch of `commands` as `spec` says: its harness binary, probe and thinking time,
+    /// bounded by its timeout plus the thinking time of every call.
+    pub fn for_spec(spec: &RunSpec, commands: &[&str]) -> Self {
+        LaunchOptions {
+            timeout: spec.timeout + spec.think * commands.len() as u32,
+            probe: spec.probe.clone(),
+            think: spec.think,
+            ..LaunchOptions::new(&spec.version, spec.bin.clone(), commands)
+        }
+    }
+}
+
+/// What one direct `bash -c PAYLOAD` run showed.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DirectRun {
+    /// What bash received as `$BASH_EXECUTION_STRING` (each bash started, in order).
+    pub bash_strings: Vec<String>,
+    /// The argv of each probe invocation.
+    pub probe: Vec<ProbeRecord>,
+    pub stdout: String,
+    pub stderr: String,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+}
+
+/// What one payload showed through the harness, and directly.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PayloadResult {
+    pub payload: String,
+    /// The `command` the replay server emitted in the tool call.
+    pub emitted: String,
+    /// The command of that call as the harness echoed it back in its next request.
+    pub echoed: Option<String>,
+    /// The outer text the harness's bash received (the `$BASH_EXECUTION_STRING` that carries
+    /// the wrapper, else the first that mentions the payload's first word).
+    pub outer: Option<String>,
+    /// Every `$BASH_EXECUTION_STRING` logged while this payload's turn was active.
+    pub bash_strings: Vec<String>,
+    /// The argv of each probe invocation during this payload's turn.
+    pub probe: Vec<ProbeRecord>,
+    /// The `tool_input` the PreToolUse hook received for this call (matched by `tool_use_id`;
+    /// Claude Code only).
+    pub hook_input: Option<serde_json::Value>,
+    /// The tool result the harness sent back (from the recorded next request).
+    pub tool_result: Option<ToolResult>,
+    /// The same payload run as `bash -c PAYLOAD` with the same witnesses.
+    pub direct: DirectRun,
+}
+
+/// The whole run of one harness launch.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HarnessRun {
+    pub version: String,
+    pub launcher: Launcher,
+    pub results: Vec<PayloadResult>,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub elapsed_ms: u128,
+    /// The harness's stdout (Claude Code: stream-json lines) and stderr.
+    pub stdout: String,
+    pub stderr: String,
+    pub requests: Vec<RecordedRequest>,
+    pub unknown_paths: Vec<String>,
+    /// The whole bash witness log of the harness launch (all turns, start-up included).
+    pub bash_log: Vec<String>,
+    /// The whole probe log of the harness launch.
+    pub probe_log: Vec<ProbeRecord>,
+    /// The argv of every bash the harness started (the argv witness), in order.
+    pub bash_argvs: Vec<Vec<String>>,
+    /// Every PreToolUse hook stdin document, in order (Claude Code only).
+    pub hook_log: Vec<serde_json::Value>,
+    /// What the extra hook ([`crate::RunOptions::hook_command`]) wrote on stderr, all calls
+    /// together.
+    pub hook_stderr: String,
+}
+
+/// The project's cache directory: `~/.cache/iec`.
+pub fn cache_dir() -> anyhow::Result<PathBuf> {
+    let home = std::env::var_os("HOME").context("HOME is not set")?;
+    Ok(PathBuf::from(home).join(".cache/iec"))
+}
+
+/// The cache directory for installed harnesses: `~/.cache/iec/harnesses`.
+pub fn harness_cache_dir() -> anyhow::Result<PathBuf> {
+    Ok(cache_dir()?.join("harnesses"))
+}
+
+/// Finds the argv probe program.
+pub fn find_probe() -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("IEC_ARGVPROBE") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe()?;
+    let mut dir = exe.parent();
+    for _ in 0..2 {
+        let Some(d) = dir else { break };
+        let p = d.join("iec-argvprobe");
+        if p.is_file() {
+            return Ok(p);
+        }
+        dir = d.parent();
+    }
+    // The iec-harness binary is the probe too when linked under the probe's names.
+    if exe
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == "iec-harness")
+    {
+        return Ok(exe);
+    }
+    bail!("cannot find the iec-argvprobe program (build it with `cargo build -p iec-harness`, or set IEC_ARGVPROBE)")
+}
+
+/// `probe`, or the one [`find_probe`] finds.
+pub(crate) fn probe_or_find(probe: &Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match probe {
+        Some(p) => Ok(p.clone()),
+        None => find_probe(),
+    }
+}
+
+/// A private workspace for one run: HOME, TMPDIR, the scratch cwd, PATH's probe directory and
+/// the witness files.
+pub(crate) struct Sandbox {
+    _root: tempfile::TempDir,
+    pub(crate) root: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) tmp: PathBuf,
+    pub(crate) cwd: PathBuf,
+    pub(crate) bin: PathBuf,
+    pub(crate) bash_env: PathBuf,
+    pub(crate) bash_log: PathBuf,
+    pub(crate) probe_log: PathBuf,
+    argv_log: PathBuf,
+    pub(crate) hook_log: PathBuf,
+    pub(crate) hook_stderr: PathBuf,
+}
+
+impl Sandbox {
+    /// A harness's sandbox: the probe linked as `argvprobe` and as the hook recorder.
+    pub(crate) fn new(probe: &Path) -> anyhow::Result<Sandbox> {
+        Sandbox::with_links("iec-harness-", probe, &["argvprobe", probe::HOOK_RECORDER_NAME])
+    }
+
+    /// A sandbox in a temporary directory named `prefix…`, with `probe` linked into its `bin`
+    /// under each of `links`.
+    pub(crate) fn with_links(prefix: &str, probe: &Path, links: &[&str]) -> anyhow::Result<Sandbox> {
+        let root = tempfile::Builder::new().prefix(prefix).tempdir()?;
+        let r = root.path().to_path_buf();
+        let s = Sandbox {
+            home: r.join("home"),
+            tmp: r.join("tmp"),
+            cwd: r.join("work"),
+            bin: r.join("bin"),
+            bash_env: r.join("bash_env.sh"),
+            bash_log: r.join("bash.log"),
+            argv_log: r.join("bash-argv.log"),
+            probe_log: r.join("probe.log"),
+            hook_log: r.join("hook.log"),
+            hook_stderr: r.join("hook.stderr"),
+            root: r.clone(),
+            _root: root,
+        };
+        for d in [&s.home, &s.tmp, &s.cwd, &s.bin] {
+            std::fs::create_dir_all(d)?;
+        }
+        std::fs::write(&s.bash_env, BASH_ENV_SCRIPT)?;
+        // A login bash (`bash -l -c`, as the harness may start it) reads ~/.bash_profile instead
+        // of BASH_ENV; the private HOME's profile runs the same witness.
+        std::fs::write(
+            s.home.join(".bash_profile"),
+            format!("# iec-harness login witness\n. '{}'\n", s.bash_env.display()),
+        )?;
+        for name in links {
+            std::os::unix::fs::symlink(probe, s.bin.join(name))
+                .with_context(|| format!("linking the probe as {name}"))?;
+        }
+        s.truncate_logs()?;
+        Ok(s)
+    }
+
+    /// Makes the login profile put the probe first on `PATH` again before the witness: a login
+    /// bash's `/etc/profile` may set `PATH` anew (Debian's does), as a user's own profile would
+    /// undo.
+    pub(crate) fn probe_first_in_login_profile(&self) -> anyhow::Result<()> {
+        std::fs::write(
+            self.home.join(".bash_profile"),
+            format!(
+                "# iec-harness login witness\nPATH='{}':\"$PATH\"; export PATH\n. '{}'\n",
+                self.bin.display(),
+                self.bash_env.display()
+            ),
+        )?;
+        Ok(())
+    }
+
+    /// The environment of everything started in the sandbox: the private directories, the
+    /// probe first on `PATH`, and the bash and probe witnesses.
+    pub(crate) fn witness_env(&self) -> Vec<(OsString, OsString)> {
+        let mut path = OsString::from(&self.bin);
+        path.push(":");
+        path.push(std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()));
+        let mut v: Vec<(OsString, OsString)> = vec![
+            ("PATH".into(), path),
+            ("HOME".into(), self.home.clone().into()),
+            ("TMPDIR".into(), self.tmp.clone().into()),
+            ("SHELL".into(), "/bin/bash".into()),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("TERM".into(), "dumb".into()),
+            ("BASH_ENV".into(), self.bash_env.clone().into()),
+            (BASH_LOG_ENV.into(), self.bash_log.clone().into()),
+            (PROBE_LOG_ENV.into(), self.probe_log.clone().into()),
+        ];
+        for k in ["USER", "LOGNAME"] {
+            if let Some(val) = std::env::var_os(k) {
+                v.push((k.into(), val));
+            }
+        }
+        v
+    }
+
+    /// A harness's environment: [`Sandbox::witness_env`], the bash argv witness, and `SHLVL`.
+    pub(crate) fn env(&self) -> Vec<(OsString, OsString)> {
+        let mut v = self.witness_env();
+        // bash skips BASH_ENV (and sources ~/.bashrc instead) when its stdin is a socket
+        // and SHLVL < 2 ("run by rshd"); Node's "pipe" stdin is a socketpair. As if started
+        // from a login shell, SHLVL=1 makes the harness's bash level 2.
+        v.push(("SHLVL".into(), "1".into()));
+        v.push((BASH_ARGV_LOG_ENV.into(), self.argv_log.clone().into()));
+        v
+    }
+
+    /// The hook inputs recorded so far.
+    fn hook_inputs(&self) -> Vec<serde_json::Value> {
+        String::from_utf8_lossy(&std::fs::read(&self.hook_log).unwrap_or_default())
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The environment entry that marks this sandbox's processes.
+    pub(crate) fn marker(&self) -> String {
+        format!("{PROBE_LOG_ENV}={}", self.probe_log.display())
+    }
+
+    pub(crate) fn log_lens(&self) -> (u64, u64) {
+        let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        (len(&self.bash_log), len(&self.probe_log))
+    }
+
+    pub(crate) fn read_logs(&self) -> (Vec<u8>, Vec<u8>) {
+        (
+            std::fs::read(&self.bash_log).unwrap_or_default(),
+            std::fs::read(&self.probe_log).unwrap_or_default(),
+        )
+    }
+
+    /// The argv records the bash argv witness logged so far.
+    pub(crate) fn bash_argvs(&self) -> Vec<Vec<String>> {
+        parse_argv_log(&std::fs::read(&self.argv_log).unwrap_or_default())
+    }
+
+    pub(crate) fn truncate_logs(&self) -> anyhow::Result<()> {
+        std::fs::write(&self.bash_log, b"")?;
+        std::fs::write(&self.probe_log, b"")?;
+        Ok(())
+    }
+}
+
+/// Lengths of the bash and probe logs at a point in the run.
+pub(crate) type LogMark = (u64, u64);
+
+/// Each turn's [`LogMark`], taken when the turn's first request arrives (payload k starts after
+/// it); index `payloads.len()` is the final turn.
+pub(crate) type TurnMarks = Arc<Mutex<Vec<Option<LogMark>>>>;
+
+/// Starts the replay server on `payloads`, with the sandbox's log lengths marked at each turn.
+fn replay_with_marks(
+    sb: &Arc<Sandbox>,
+    payloads: &[String],
+    think: Duration,
+) -> anyhow::Result<(TurnMarks, ReplayHandle)> {
+    let marks: TurnMarks = Arc::new(Mutex::new(vec![None; payloads.len() + 1]));
+    let mut script = Script::commands(payloads.iter().cloned());
+    script.think = think;
+    let (m, sb) = (marks.clone(), sb.clone());
+    script.on_turn = Some(Arc::new(move |k| {
+        let mut m = m.lock().unwrap();
+        if k < m.len() && m[k].is_none() {
+            m[k] = Some(sb.log_lens());
+        }
+    }));
+    let (_addr, server) = ReplayServer::start(script)?;
+    Ok((marks, server))
+}
+
+/// The records of a bash argv log (see [`BASH_ARGV_LOG_ENV`]); a torn last record is dropped.
+pub fn parse_argv_log(bytes: &[u8]) -> Vec<Vec<String>> {
+    let mut fields = bytes
+        .split(|b| *b == 0)
+        .map(|s| String::from_utf8_lossy(s).into_owned());
+    let mut out = Vec::new();
+    while let Some(n) = fields.next() {
+        let Ok(n) = n.parse::<usize>() else { break };
+        let rec: Vec<String> = fields.by_ref().take(n).collect();
+        if rec.len() < n {
+            break;
+        }
+        out.push(rec);
+    }
+    out
+}
+
+/// The NUL-terminated strings of a bash witness log.
+pub(crate) fn split_bash_log(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .collect()
+}
+
+struct Finished {
+    exit_code: Option<i32>,
+    timed_out: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// SIGKILLs every process whose environment carries `marker` (a `NAME=value` entry unique to one
+/// sandbox): descendants that left the process group (a harness may spawn its shells detached)
+/// still inherit the witness variables. Only processes of this user are readable.
+pub fn kill_marked(marker: &str) -> usize {
+    let me = std::process::id();
+    let mut killed = 0;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()) {
+            // SAFETY: plain kill(2) of a pid we just read; a reused pid would have to carry the
+            // sandbox's unique marker too.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+            killed += 1;
+        }
+    }
+    killed
+}
+
+/// Runs `cmd` in its own process group with stdout/stderr to files, bounded by `timeout`; the
+/// whole group, and every process carrying `marker`, is killed at the end either way.
+fn run_bounded(
+    mut cmd: Command,
+    out_dir: &Path,
+    tag: &str,
+    timeout: Duration,
+    marker: &str,
+) -> anyhow::Result<Finished> {
+    let out_path = out_dir.join(format!("{tag}.stdout"));
+    let err_path = out_dir.join(format!("{tag}.stderr"));
+    cmd.stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path)?)
+        .stderr(std::fs::File::create(&err_path)?)
+        .process_group(0);
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("spawning {:?}", cmd.get_program()))?;
+    let pgid = child.id() as libc::pid_t;
+    let deadline = Instant::now() + timeout;
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break Some(st);
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    // SAFETY: killpg on the group we created; ESRCH when it is already gone is fine.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+    kill_marked(marker);
+    let status = match status {
+        Some(s) => Some(s),
+        None => child.wait().ok(),
+    };
+    Ok(Finished {
+        exit_code: if timed_out {
+            None
+        } else {
+            status.and_then(|s| s.code())
+        },
+        timed_out,
+        stdout: String::from_utf8_lossy(&std::fs::read(&out_path).unwrap_or_default()).into_owned(),
+        stderr: String::from_utf8_lossy(&std::fs::read(&err_path).unwrap_or_default()).into_owned(),
+    })
+}
+
+/// Splits the witness logs into one window per payload: payload `k`'s strings and probe records
+/// are those logged between turn `k`'s first request (`marks[k]`) and turn `k + 1`'s.
+fn turn_windows(
+    marks: &[Option<LogMark>],
+    bash_bytes: &[u8],
+    probe_bytes: &[u8],
+    n: usize,
+) -> Vec<(Vec<String>, Vec<ProbeRecord>)> {
+    let end = (bash_bytes.len() as u64, probe_bytes.len() as u64);
+    (0..n)
+        .map(|k| match marks.get(k).copied().flatten() {
+            None => (vec![], vec![]),
+            Some(start) => {
+                let stop = marks.get(k + 1).copied().flatten().unwrap_or(end);
+                let b = &bash_bytes[start.0 as usize..(stop.0.max(start.0) as usize).min(bash_bytes.len())];
+                let p = &probe_bytes[start.1 as usize..(stop.1.max(start.1) as usize).min(probe_bytes.len())];
+                (split_bash_log(b), probe::parse_log(p))
+            }
+        })
+        .collect()
+}
+
+/// Runs `payload` directly as `bash -c PAYLOAD` in the sandbox, with the same witnesses (the
+/// logs are truncated first).
+fn direct_run(sb: &Sandbox, payload: &str, k: usize, timeout: Duration) -> anyhow::Result<DirectRun> {
+    sb.truncate_logs()?;
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(payload)
+        .current_dir(&sb.cwd)
+        .env_clear()
+        .envs(sb.env());
+    let d = run_bounded(cmd, &sb.tmp, &format!("direct-{k}"), timeout, &sb.marker())?;
+    let (b, p) = sb.read_logs();
+    Ok(DirectRun {
+        bash_strings: split_bash_log(&b),
+        probe: probe::parse_log(&p),
+        stdout: d.stdout,
+        stderr: d.stderr,
+        exit_code: d.exit_code,
+        timed_out: d.timed_out,
+    })
+}
+
+/// The `command` string of a call's arguments (Claude Code's and Gemini CLI's shell tools).
+pub(crate) fn command_field(args: &Value) -> Option<String> {
+    args.get("command").and_then(Value::as_str).map(String::from)
+}
+
+/// How a driver starts its harness in a prepared sandbox.
+pub(crate) struct Invocation {
+    /// The arguments after the launcher's own.
+    pub(crate) args: Vec<OsString>,
+    /// The environment beyond the sandbox's.
+    pub(crate) env: Vec<(&'static str, OsString)>,
+}
+
+/// What one harness adds to a [`launch`].
+pub(crate) trait Driver {
+    /// Writes the harness's own files into the sandbox (settings, hooks, its login profile)
+    /// once the replay server listens at `base_url`, and says how to start the harness.
+    fn prepare(&self, sb: &Sandbox, base_url: &str) -> anyhow::Result<Invocation>;
+    /// The command text in a call's arguments as the harness echoed them (by default their
+    /// `command` string).
+    fn command_of(&self, args: &Value) -> Option<String> {
+        command_field(args)
+    }
+    /// Whether a logged `$BASH_EXECUTION_STRING` is the harness's wrapper around the command.
+    fn is_wrapper(&self, text: &str) -> bool;
+}
+
+/// The text the harness's bash received for a call: the wrapper, else the first string that
+/// mentions the payload's first word.
+fn pick_outer(strings: &[String], payload: &str, driver: &dyn Driver) -> Option<String> {
+    if let Some(s) = strings.iter().find(|s| driver.is_wrapper(s)) {
+        return Some(s.clone());
+    }
+    let first_word = payload.split_whitespace().next().unwrap_or("");
+    strings
+        .iter()
+        .find(|s| !first_word.is_empty() && s.contains(first_word))
+        .cloned()
+}
+
+/// Runs one harness launch with all of `opts.payloads` (the harness installed by `install`
+/// unless `opts.bin` names it), then each payload directly, and assembles the [`HarnessRun`]:
+/// each payload's turn window of the witness logs, the tool result and echoed command the
+/// server recorded, the hook document of its call, and the direct `bash -c` reference run.
+pub(crate) fn launch(
+    opts: &LaunchOptions,
+    install: fn(&str) -> anyhow::Result<Launcher>,
+    driver: &dyn Driver,
+) -> anyhow::Result<HarnessRun> {
+    let launcher = match &opts.bin {
+        Some(b) => Launcher::for_bin(b),
+        None => install(&opts.version)?,
+    };
+    let sb = Arc::new(Sandbox::new(&probe_or_find(&opts.probe)?)?);
+    let (marks, server) = replay_with_marks(&sb, &opts.payloads, opts.think)?;
+    let how = driver.prepare(&sb, &server.base_url())?;
+    let mut cmd = Command::new(&launcher.program);
+    cmd.args(&launcher.prefix_args)
+        .args(&how.args)
+        .current_dir(&sb.cwd)
+        .env_clear()
+        .envs(sb.env())
+        .envs(how.env);
+
+    let started = Instant::now();
+    let fin = run_bounded(cmd, &sb.tmp, "harness", opts.timeout, &sb.marker())?;
+    let elapsed_ms = started.elapsed().as_millis();
+    let requests = server.requests();
+    let unknown_paths = server.unknown_paths();
+    let n = opts.payloads.len();
+    let tool_results: Vec<Option<ToolResult>> = (0..n).map(|k| server.tool_result(k)).collect();
+    let echoed: Vec<Option<String>> = (0..n)
+        .map(|k| server.echoed_input(k).and_then(|v| driver.command_of(&v)))
+        .collect();
+    server.shutdown();
+
+    let (bash_bytes, probe_bytes) = sb.read_logs();
+    let bash_argvs = sb.bash_argvs();
+    let marks = marks.lock().unwrap().clone();
+    let parts = turn_windows(&marks, &bash_bytes, &probe_bytes, n);
+    let hooks = sb.hook_inputs();
+    // The reference: each payload directly as `bash -c PAYLOAD`, same witnesses.
+    let mut results = Vec::new();
+    for (k, ((strings, probes), tool_result)) in parts.into_iter().zip(tool_results).enumerate() {
+        let payload = opts.payloads[k].clone();
+        let direct = direct_run(&sb, &payload, k, opts.timeout)?;
+        let id = crate::anthropic::tool_use_id(k);
+        results.push(PayloadResult {
+            outer: pick_outer(&strings, &payload, driver),
+            emitted: payload.clone(),
+            echoed: echoed[k].clone(),
+            hook_input: hooks
+                .iter()
+                .find(|h| h.get("tool_use_id").and_then(Value::as_str) == Some(id.as_str()))
+                .and_then(|h| h.get("tool_input").cloned()),
+            payload,
+            bash_strings: strings,
+            probe: probes,
+            tool_result,
+            direct,
+        });
+    }
+    Ok(HarnessRun {
+        version: opts.version.clone(),
+        launcher,
+        results,
+        exit_code: fin.exit_code,
+        timed_out: fin.timed_out,
+        elapsed_ms,
+        stdout: fin.stdout,
+        stderr: fin.stderr,
+        requests,
+        unknown_paths,
+        bash_log: split_bash_log(&bash_bytes),
+        probe_log: probe::parse_log(&probe_bytes),
+        bash_argvs,
+        hook_log: hooks,
+        hook_stderr: String::from_utf8_lossy(&std::fs::read(&sb.hook_stderr).unwrap_or_default())
+            .into_owned(),
+    })
+}
