@@ -414,13 +414,8 @@ fn powershell(run: &mut Run<'_>, st: &mut State, w: &Windows) {
         );
         return;
     }
-    run.push(
-        Hop::Shell,
-        Emulated,
-        Some(true),
-        receipt,
-        Some("parse trees compared with tree-sitter-powershell".into()),
-    );
+    let note = "parse trees compared with tree-sitter-powershell";
+    run.push(Hop::Shell, Emulated, Some(true), receipt, Some(note.into()));
     st.shell_text = received_script;
 }
 
@@ -468,14 +463,7 @@ fn cmd(run: &mut Run<'_>, st: &State, w: &Windows) {
         );
         return;
     }
-    run.push(
-        Hop::Shell,
-        Emulated,
-        Some(true),
-        receipt,
-        Some(
-            "cmd runs the text as delivered (its %VAR% expansion is the text's meaning in cmd, not judged)"
-                .into(),
-        ),
-    );
+    let note =
+        "cmd runs the text as delivered (its %VAR% expansion is the text's meaning in cmd, not judged)";
+    run.push(Hop::Shell, Emulated, Some(true), receipt, Some(note.into()));
 }

@@ -13,7 +13,7 @@ use iec_launches::{render, ShellId, Windows};
 use iec_windows::powershell::{self, grammar};
 use iec_windows::{cmd, receive, RenderError};
 use iec_witness::{spawn, Parse};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// The spawn hop of [`State`]'s call: the argv the harness starts its process with.
 pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckError> {
@@ -188,6 +188,21 @@ fn command_line(run: &mut Run<'_>, w: &Windows, argv: &[String]) -> Option<Strin
     Some(cl)
 }
 
+/// The spawn hop diverges: the receiver rebuilt `got` from the command line of `sent` (the
+/// argv the harness passed; argv\[0\] aside), with the first change, whose mechanism `detail`
+/// explains.
+fn rebuilt_otherwise(
+    run: &mut Run<'_>,
+    sent: &[String],
+    got: &[String],
+    receipt: Value,
+    silent: bool,
+    detail: impl FnOnce(Mechanism) -> String,
+) {
+    let (m, a, b) = classify::argv_change(&sent[1..], got.get(1..).unwrap_or_default());
+    run.diverge(Hop::Spawn, Emulated, receipt, m, silent, &a, &b, detail(m));
+}
+
 /// Git Bash: the sender rendered `[bash.exe, -c, SCRIPT]` into one command line; the MSYS2
 /// runtime in bash.exe rebuilds argv from it (dcrt0.cc build_argv/globify). What bash runs is
 /// the word after `-c` in the argv MSYS2 built.
@@ -203,33 +218,23 @@ fn msys2(run: &mut Run<'_>, st: &mut State, w: &Windows) -> Result<Flow, CheckEr
     let script_index = argv.iter().position(|a| a == "-c").map(|i| i + 1);
     let received_script = script_index.and_then(|i| got.get(i)).cloned().unwrap_or_default();
     if got.get(1..) != argv.get(1..) {
-        let (m, a, b) = classify::argv_change(&argv[1..], got.get(1..).unwrap_or_default());
         // Real bash judges what it received.
         let parse = run.validate(&received_script)?;
         let silent = parse.parses();
-        let what = match m {
-            Mechanism::Truncation => "the MSYS2 runtime cuts the word (globify copies at most 8,186 characters into glob()'s pattern buffer)".to_string(),
-            Mechanism::QuoteConsumption => "the MSYS2 runtime removes backslashes (inside quotes a run of n backslashes arrives as ceil(n/2))".to_string(),
-            Mechanism::ArityChange => "the MSYS2 runtime splits or expands words (separators, brace and glob expansion)".to_string(),
-            _ => "the MSYS2 runtime rebuilds another argv than the harness passed".to_string(),
-        };
-        run.diverge(
-            Hop::Spawn,
-            Emulated,
-            receipt,
-            m,
-            silent,
-            &a,
-            &b,
-            format!(
-                "{what}; {}",
-                if silent {
-                    "bash still parses what it received, so it runs without an error"
-                } else {
-                    "bash rejects what it received"
-                }
-            ),
-        );
+        rebuilt_otherwise(run, argv, &got, receipt, silent, |m| {
+            let what = match m {
+                Mechanism::Truncation => "the MSYS2 runtime cuts the word (globify copies at most 8,186 characters into glob()'s pattern buffer)",
+                Mechanism::QuoteConsumption => "the MSYS2 runtime removes backslashes (inside quotes a run of n backslashes arrives as ceil(n/2))",
+                Mechanism::ArityChange => "the MSYS2 runtime splits or expands words (separators, brace and glob expansion)",
+                _ => "the MSYS2 runtime rebuilds another argv than the harness passed",
+            };
+            let after = if silent {
+                "bash still parses what it received, so it runs without an error"
+            } else {
+                "bash rejects what it received"
+            };
+            format!("{what}; {after}")
+        });
         let shell_receipt = match &parse {
             Parse::Error { message } => json!({ "text": received_script, "error": message }),
             _ => json!({ "text": received_script, "parses": true }),
@@ -243,13 +248,8 @@ fn msys2(run: &mut Run<'_>, st: &mut State, w: &Windows) -> Result<Flow, CheckEr
         );
         return Ok(Flow::Stop);
     }
-    run.push(
-        Hop::Spawn,
-        Emulated,
-        Some(true),
-        receipt,
-        Some("libuv quote_cmd_arg → MSYS2 build_argv reproduces the argv".into()),
-    );
+    let note = "libuv quote_cmd_arg → MSYS2 build_argv reproduces the argv";
+    run.push(Hop::Spawn, Emulated, Some(true), receipt, Some(note.into()));
     st.received = got;
     st.shell_text = received_script;
     Ok(Flow::Next)
@@ -267,22 +267,14 @@ fn powershell(run: &mut Run<'_>, st: &mut State, w: &Windows) -> Flow {
     };
     let receipt = json!({ "command_line": cl, "argv": got, "receiver": parser });
     if got.get(1..) != argv.get(1..) {
-        let (m, a, b) = classify::argv_change(&argv[1..], got.get(1..).unwrap_or_default());
         let silent = powershell::cli_command(&got, pwsh)
             .map(|s| grammar::parse(&s).error_at.is_none())
             .unwrap_or(false);
-        run.diverge(
-            Hop::Spawn,
-            Emulated,
-            receipt,
-            m,
-            silent,
-            &a,
-            &b,
+        rebuilt_otherwise(run, argv, &got, receipt, silent, |_| {
             format!(
                 "PowerShell's command-line tokenizer ({parser}) builds another argv than the harness passed"
-            ),
-        );
+            )
+        });
         return Flow::Stop;
     }
     run.push(Hop::Spawn, Emulated, Some(true), receipt, None);
