@@ -2,7 +2,7 @@
 
 use crate::out::{out, outln};
 use anyhow::Result;
-use iec_core::Verdict;
+use iec_core::{Hop, Verdict};
 use iec_launches::Catalog;
 
 /// The demo calls: each is a hazard observed in public reports (see the tables in docs/spec/).
@@ -69,7 +69,7 @@ pub fn run(json: bool) -> Result<i32> {
                 (Verdict::Corresponds, _) => "ok".to_string(),
                 (Verdict::Diverges, Some(fd)) => format!(
                     "{}:{}{}",
-                    short_hop(&fd.hop_name),
+                    Hop::from_name(&fd.hop_name).map_or("??", short_hop),
                     short_mech(fd.mechanism.as_str()),
                     if fd.silent { "s" } else { "L" }
                 ),
@@ -79,25 +79,40 @@ pub fn run(json: bool) -> Result<i32> {
         }
         outln!();
     }
-    outln!(
-        "\nhops: in=tool-input rw=harness-rewrite wr=wrapper sp=spawn sh=shell ev=eval pg=program nt=native tt=terminal"
-    );
+    let legend: Vec<String> = LEGEND
+        .iter()
+        .map(|&h| format!("{}={}", short_hop(h), h.name()))
+        .collect();
+    outln!("\nhops: {}", legend.join(" "));
     outln!("mechanisms: qc=quote-consumption rx=re-expansion tr=truncation ar=arity-change ot=other");
     Ok(0)
 }
 
-fn short_hop(h: &str) -> &'static str {
+/// The hops the legend explains, in its order.
+const LEGEND: [Hop; 9] = [
+    Hop::ToolInput,
+    Hop::HarnessRewrite,
+    Hop::Wrapper,
+    Hop::Spawn,
+    Hop::Shell,
+    Hop::Eval,
+    Hop::Program,
+    Hop::Native,
+    Hop::Terminal,
+];
+
+fn short_hop(h: Hop) -> &'static str {
     match h {
-        "tool-input" => "in",
-        "harness-rewrite" => "rw",
-        "wrapper" => "wr",
-        "spawn" => "sp",
-        "shell" => "sh",
-        "eval" => "ev",
-        "program" => "pg",
-        "native" => "nt",
-        "terminal" => "tt",
-        _ => "??",
+        Hop::ToolInput => "in",
+        Hop::HarnessRewrite => "rw",
+        Hop::Wrapper => "wr",
+        Hop::Spawn => "sp",
+        Hop::Shell => "sh",
+        Hop::Eval => "ev",
+        Hop::Program => "pg",
+        Hop::Native => "nt",
+        Hop::Terminal => "tt",
+        Hop::InnerShell => "??",
     }
 }
 

@@ -281,17 +281,33 @@ impl Launch {
     pub fn plan(&self) -> Vec<Hop> {
         let mut h = vec![Hop::ToolInput];
         if let Some(w) = &self.windows {
-            if self.wrapper.is_some() || w.script_prefix.is_some() || w.script_suffix.is_some() {
+            let (msys2, powershell) = (w.receiver == "msys2", w.receiver == "powershell");
+            // Git Bash builds the wrapper as on POSIX; PowerShell puts statements around the
+            // command; cmd gets the text as it is.
+            if (msys2 && self.wrapper.is_some())
+                || (powershell && (w.script_prefix.is_some() || w.script_suffix.is_some()))
+            {
                 h.push(Hop::Wrapper);
             }
-            if w.sender.is_some() {
+            // Without a sender the text is PowerShell's script as written; bash.exe and cmd.exe
+            // always read a command line.
+            if w.sender.is_some() || !powershell {
                 h.push(Hop::Spawn);
             }
             h.push(Hop::Shell);
-            if w.receiver == "msys2" && self.wrapper.as_ref().is_some_and(|x| x.eval) {
-                h.push(Hop::Eval);
+            // Git Bash hands the wrapper's payload to eval (or an inner `bash -c`), as on POSIX;
+            // then a snapshot's functions may stand in for programs.
+            if let Some(x) = self
+                .wrapper
+                .as_ref()
+                .filter(|x| msys2 && (x.eval || x.inner_shell))
+            {
+                h.push(if x.inner_shell { Hop::InnerShell } else { Hop::Eval });
+                if self.snapshot.as_ref().is_some_and(|s| !s.shadowed.is_empty()) {
+                    h.push(Hop::Program);
+                }
             }
-            if w.receiver == "powershell" {
+            if powershell {
                 h.push(Hop::Native);
             }
             return h;

@@ -3,6 +3,23 @@
 
 use iec_core::Mechanism;
 
+/// How the argv `got` differs from `sent` (both without argv\[0\]): the mechanism, and the
+/// intended and received text (the first element that differs, or the whole argvs joined).
+pub(crate) fn argv_change(sent: &[String], got: &[String]) -> (Mechanism, String, String) {
+    if sent.len() == got.len() {
+        let i = (0..sent.len()).find(|&i| sent[i] != got[i]).unwrap_or(0);
+        let (a, b) = (&sent[i], &got[i]);
+        return (mechanism(a, b), a.clone(), b.clone());
+    }
+    let (a, b) = (sent.join(" "), got.join(" "));
+    let m = if b.len() < a.len() && a.starts_with(&b) {
+        Mechanism::Truncation
+    } else {
+        Mechanism::ArityChange
+    };
+    (m, a, b)
+}
+
 /// The differing middle of two texts: (deleted from `a`, inserted in `b`, prefix length).
 fn middle<'x>(a: &'x str, b: &'x str) -> (&'x str, &'x str, usize) {
     let p = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();

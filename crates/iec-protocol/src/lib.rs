@@ -18,13 +18,6 @@ pub mod substitution;
 pub mod typeahead;
 mod windows;
 
-/// The PowerShell parsing the repair layer renders native calls with (tree-sitter-powershell
-/// and the `iec-windows` argument parser, as the check uses them).
-pub mod powershell {
-    pub use crate::windows::ps::{native_calls, shape, stop_parsing_unjudgeable, NativeCall};
-    pub use crate::windows::{intended_native_argv, passing_mode};
-}
-
 use hops::{Flow, Intended, State};
 use iec_core::{exposure, Call, CheckReport, Verdict};
 use iec_launches::{InputShape, Launch};
@@ -81,7 +74,7 @@ pub enum Comparison {
     Bytes,
 }
 
-/// The comparison `hop` uses (see the hop files in `src/hops/` and `windows.rs`).
+/// The comparison `hop` uses (see the hop files in `src/hops/`).
 pub const fn comparison(hop: iec_core::Hop) -> Comparison {
     use iec_core::Hop;
     match hop {
@@ -247,11 +240,12 @@ fn check_within_limits(
     pool: &BashPool,
     opts: Options,
 ) -> Result<CheckReport, CheckError> {
-    if let Some(w) = &launch.windows {
-        return windows::check(launch, w, call, pool, opts);
-    }
-    // One pin of this thread for all the questions of the check (see iec-witness's pool).
-    let _cpu = pool.hold_cpu();
+    // One pin of this thread for all the questions of a POSIX check (see iec-witness's pool).
+    let _cpu = if launch.windows.is_none() {
+        pool.hold_cpu()
+    } else {
+        None
+    };
     let mut run = Run {
         launch,
         pool,
@@ -264,7 +258,27 @@ fn check_within_limits(
         substitutions: Vec::new(),
     };
     let mut report = unknown_report(launch, call);
+    let state = match windows::receiver(launch) {
+        Some((_, receiver)) => windows::state(&run, receiver, call, &mut report)?,
+        None => state(&run, call, &mut report)?,
+    };
+    let Some(mut state) = state else {
+        return Ok(report);
+    };
 
+    // The hops of the launch's plan, in order, until one diverges.
+    for hop in launch.plan() {
+        if hops::observe(hop, &mut run, &mut state)? == Flow::Stop {
+            break;
+        }
+    }
+    Ok(finish(run, report))
+}
+
+/// The state a POSIX or terminal launch's plan starts from, or `None` when the call is refused
+/// before the first hop (`report` then says why).
+fn state(run: &Run<'_>, call: &Call, report: &mut CheckReport) -> Result<Option<State>, CheckError> {
+    let launch = run.launch;
     // Hop: structured decode. The JSON is already decoded (serde_json is the real receiver);
     // the receipt is the bound value of the tool's `command` argument.
     let intended = match (launch.input, launch.command_of(&call.input)) {
@@ -282,7 +296,7 @@ fn check_within_limits(
                 },
                 v.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into())
             ));
-            return Ok(report);
+            return Ok(None);
         }
     };
     let decode_receipt = json!({ "command": launch.command_of(&call.input) });
@@ -298,32 +312,37 @@ fn check_within_limits(
                 "the text holds a NUL byte at offset {i}; no shell can receive it"
             ));
             report.attribution = Some("generation".into());
-            return Ok(report);
+            return Ok(None);
         }
-        if let Parse::Error { message } = run.validate(s)? {
-            report.reason = Some(format!(
-                "generation: the emitted text does not parse as bash: {message}"
-            ));
-            report.attribution = Some("generation".into());
-            return Ok(report);
+        if !parses_as_bash(run, s, report)? {
+            return Ok(None);
         }
     }
-
-    // The hops of the launch's plan, in order, until one diverges.
-    let mut state = State::new(intended, decode_receipt);
-    for hop in launch.plan() {
-        if hops::observe(hop, &mut run, &mut state)? == Flow::Stop {
-            break;
-        }
-    }
-    Ok(finish(run, report))
+    Ok(Some(State::new(intended, decode_receipt)))
 }
 
-pub(crate) fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {
+/// The generation check of a text a bash receives: whether it parses; when it does not,
+/// `report` says so (attribution `generation`).
+pub(crate) fn parses_as_bash(
+    run: &Run<'_>,
+    text: &str,
+    report: &mut CheckReport,
+) -> Result<bool, CheckError> {
+    if let Parse::Error { message } = run.validate(text)? {
+        report.reason = Some(format!(
+            "generation: the emitted text does not parse as bash: {message}"
+        ));
+        report.attribution = Some("generation".into());
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+fn finish(run: Run<'_>, mut report: CheckReport) -> CheckReport {
     report.verdict = if run.fd.is_some() {
         Verdict::Diverges
     } else if let Some((attribution, reason)) = &run.undecided {
-        report.attribution = Some((*attribution).into());
+        report.attribution = attribution.map(Into::into);
         report.reason = Some(reason.clone());
         Verdict::Unknown
     } else {

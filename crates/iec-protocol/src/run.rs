@@ -18,8 +18,8 @@ pub(crate) struct Run<'a> {
     /// Set when a plain-text shortcut stood in for a witness.
     pub(crate) shortcut: std::cell::Cell<bool>,
     /// Set by a hop that cannot tell whether the call runs as written: the verdict is `unknown`
-    /// with this attribution and reason.
-    pub(crate) undecided: Option<(&'static str, String)>,
+    /// with this attribution (if any) and reason.
+    pub(crate) undecided: Option<(Option<&'static str>, String)>,
     /// Commands whose program the harness replaces (the program hop).
     pub(crate) substitutions: Vec<iec_core::Substitution>,
 }

@@ -30,8 +30,9 @@ Renderings are written in the language of the launch's shell: none is delivered 
 
 use iec_core::{Call, CheckReport, Verdict};
 use iec_launches::{InputShape, Launch, ShellId};
-use iec_protocol::powershell as ps;
 use iec_protocol::{check, CheckError, Options};
+use iec_windows::powershell::grammar as ps;
+use iec_windows::powershell::{intended_native_argv, PassingMode};
 use iec_witness::BashPool;
 use serde::Serialize;
 use serde_json::Value;
@@ -410,7 +411,7 @@ fn deliver_checked(
 /// The `ps-stop-parsing` rendering of `text` (see the crate documentation), or why there is none.
 fn ps_stop_parsing(launch: &Launch, text: &str) -> Result<String, String> {
     let w = launch.windows.as_ref().ok_or("the launch has no PowerShell")?;
-    let mode = ps::passing_mode(w);
+    let mode = PassingMode::of_launch(w.powershell.as_deref(), w.native_passing.as_deref());
     let calls = ps::native_calls(text);
     let mut meant: Vec<(String, Vec<String>)> = Vec::new();
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
@@ -421,7 +422,7 @@ fn ps_stop_parsing(launch: &Launch, text: &str) -> Result<String, String> {
                 c.program
             ));
         }
-        let intended = ps::intended_native_argv(&c.program, &c.args_text)
+        let intended = intended_native_argv(&c.program, &c.args_text)
             .ok_or_else(|| format!("`{}` gets an array literal, whose argv is not defined", c.program))?;
         meant.push((c.program.clone(), intended.clone()));
         let (_, got) = iec_windows::powershell::native(&c.args_text, mode, &c.program, &[], &[]);

@@ -1,6 +1,9 @@
 //! PowerShell (spec §5): native argument passing in Windows PowerShell 5.1 and PowerShell 7.x
 //! (`$PSNativeCommandArgumentPassing` = `Legacy`, `Standard`, `Windows`), CLI `-Command`
-//! joining and `-EncodedCommand` decoding.
+//! joining and `-EncodedCommand` decoding. The PowerShell grammar that finds a script's native
+//! calls is [`grammar`].
+
+pub mod grammar;
 
 use crate::render::{dotnet_arg, ps_legacy_join};
 use crate::Error;
@@ -26,6 +29,21 @@ impl PassingMode {
             "standard" => Some(Self::Standard),
             "windows" => Some(Self::Windows),
             _ => None,
+        }
+    }
+
+    /// The passing a launch uses: its `native_passing` (`ps51`, `legacy`, `standard`,
+    /// `windows`), else the default of its PowerShell version (`Windows` for `7`, 5.1's
+    /// otherwise).
+    pub fn of_launch(powershell: Option<&str>, native_passing: Option<&str>) -> Self {
+        let pwsh = powershell == Some("7");
+        match native_passing {
+            Some("ps51") => Self::Ps51,
+            Some("legacy") => Self::Legacy,
+            Some("standard") => Self::Standard,
+            Some("windows") => Self::Windows,
+            _ if pwsh => Self::Windows,
+            _ => Self::Ps51,
         }
     }
 }
@@ -350,6 +368,21 @@ pub fn program_view(program: &str, command_line: &str) -> Vec<String> {
     let mut v = crate::argv::ucrt(command_line, crate::argv::DEFAULT_MODULE_NAME);
     v.remove(0);
     v
+}
+
+/// The argv a native call means: its PowerShell values, then, after `--%`, what the program's
+/// own parser makes of the raw text (PowerShell passes that text as written). `None` for an
+/// array literal, whose elements PowerShell passes as source text.
+pub fn intended_native_argv(program: &str, args_text: &str) -> Option<Vec<String>> {
+    let mut argv = Vec::new();
+    for a in parse_args(args_text, &[], &[]) {
+        match a {
+            PsArg::Value(v) => argv.push(v),
+            PsArg::Verbatim(raw) => argv.extend(program_view(program, &format!("\"{program}\" {raw}"))),
+            PsArg::ArrayText(_) => return None,
+        }
+    }
+    Some(argv)
 }
 
 /// Native argument passing end to end: (command line, argv the program sees).

@@ -1,10 +1,13 @@
 //! The hops, one file each. A check walks its launch's plan ([`iec_launches::Launch::plan`]):
 //! each hop observes what its receiver gets from what the hops before it handed on (the
 //! [`State`]), reports it, and says whether the call goes on ([`Flow::Next`]) or the hop is
-//! where it diverged or stopped ([`Flow::Stop`]). Windows launches walk their own receivers in
-//! `windows.rs`, which uses the wrapper, shell and eval hops of POSIX bash for Git Bash.
+//! where it diverged or stopped ([`Flow::Stop`]). Windows launches walk their plan the same way:
+//! the wrapper, spawn and shell hops have a part for each Windows receiver (`crate::windows`
+//! reads the call and names the receiver), Git Bash's eval is POSIX bash's, and PowerShell's
+//! native argument passing is the native hop.
 
 pub(crate) mod eval;
+pub(crate) mod native;
 pub(crate) mod program;
 pub(crate) mod rewrite;
 pub(crate) mod shell;
@@ -57,6 +60,13 @@ pub(crate) struct State {
     pub(crate) eval_text: String,
     /// Terminal launches: what was typed and read.
     pub(crate) terminal: terminal::Typing,
+    /// Windows launches: the command line the sender rendered from `argv`.
+    pub(crate) command_line: String,
+    /// Windows launches: the argv the receiver rebuilt from the command line.
+    pub(crate) received: Vec<String>,
+    /// Windows launches: what the shell runs (the script Git Bash got after `-c`, the command
+    /// cmd.exe extracted, the script PowerShell's CLI built).
+    pub(crate) shell_text: String,
 }
 
 impl State {
@@ -75,6 +85,9 @@ impl State {
             argv: vec![],
             eval_text: String::new(),
             terminal: Default::default(),
+            command_line: String::new(),
+            received: vec![],
+            shell_text: String::new(),
         }
     }
 
@@ -106,6 +119,6 @@ pub(crate) fn observe(hop: Hop, run: &mut Run<'_>, st: &mut State) -> Result<Flo
         Hop::Shell => shell::observe(run, st),
         Hop::Eval | Hop::InnerShell => eval::observe(run, st, hop),
         Hop::Program => program::observe(run, st),
-        Hop::Native => unreachable!("native argument passing is a Windows hop (windows.rs)"),
+        Hop::Native => native::observe(run, st),
     }
 }

@@ -109,7 +109,8 @@ pub(crate) fn hop(
             receipt,
             Some(why.clone()),
         );
-        run.undecided.get_or_insert((crate::PROGRAM_SUBSTITUTION, why));
+        run.undecided
+            .get_or_insert((Some(crate::PROGRAM_SUBSTITUTION), why));
     } else {
         run.push(Hop::Program, WitnessKind::Emulated, Some(true), receipt, None);
     }

@@ -1,20 +1,40 @@
 //! The shell hop: the shell the harness started parses what it received. Real bash judges
 //! bash launches (its parse of the script or the whole wrapper, and what it hands `eval`), real
 //! `dash -n` and a table of bash-only constructs judge dash; an argv joined into one text is
-//! split and expanded by the real shell's word rules.
+//! split and expanded by the real shell's word rules. On Windows real bash judges what the MSYS2
+//! runtime handed Git Bash, the PowerShell grammar (tree-sitter-powershell) judges the script
+//! PowerShell's CLI built, and the cmd emulator what cmd.exe runs.
 
-use super::{eval, program, Flow, Intended, State};
+use super::{Flow, Intended, State};
 use crate::run::Run;
+use crate::windows::{self, Receiver};
 use crate::{classify, dialect, CheckError};
-use iec_core::{Hop, Mechanism, WitnessKind};
+use iec_core::{Hop, Mechanism, WitnessKind, WitnessKind::Emulated};
 use iec_launches::render::Payload;
-use iec_launches::ShellId;
+use iec_launches::{ShellId, Windows};
+use iec_windows::cmd;
+use iec_windows::powershell::{self, grammar};
 use iec_witness::{spawn, Parse};
 use serde_json::json;
 
 /// The shell hop of [`State`]'s call.
 pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckError> {
     let launch = run.launch;
+    if let Some((w, receiver)) = windows::receiver(launch) {
+        match receiver {
+            Receiver::Msys2 => {
+                let intended = st.intended_text().to_string();
+                if let Some(eval_text) =
+                    bash(run, &intended, st.shell_text.clone(), st.payload.as_ref(), None)?
+                {
+                    st.eval_text = eval_text;
+                }
+            }
+            Receiver::PowerShell => powershell(run, st, w),
+            Receiver::Cmd => cmd(run, st, w),
+        }
+        return Ok(super::flow(run));
+    }
     if launch.terminal.is_some() {
         return super::terminal::shell(run, st);
     }
@@ -42,37 +62,6 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
         }
     }
     Ok(super::flow(run))
-}
-
-/// Real bash on `shell_text`, then what it hands eval and what eval parses, then the program:
-/// the hops after the process interface of a launch whose shell is bash (Git Bash's too).
-pub(crate) fn bash_hops(
-    run: &mut Run<'_>,
-    intended: &str,
-    shell_text: String,
-    payload: Option<&Payload>,
-    login_note: Option<String>,
-) -> Result<(), CheckError> {
-    let launch = run.launch;
-    let Some(eval_text) = bash(run, intended, shell_text, payload, login_note)? else {
-        return Ok(());
-    };
-    if run.fd.is_some() {
-        return Ok(());
-    }
-    let (Some(w), Some(payload)) = (&launch.wrapper, payload) else {
-        return Ok(());
-    };
-    let hop = if w.inner_shell { Hop::InnerShell } else { Hop::Eval };
-    if eval::hop(run, hop, &payload.designed, &eval_text)? == Flow::Stop {
-        return Ok(());
-    }
-    if let Some(snap) = &launch.snapshot {
-        if !snap.shadowed.is_empty() {
-            program::hop(run, intended, snap)?;
-        }
-    }
-    Ok(())
 }
 
 /// For argv calls: `(shell, script)` when argv runs a shell with `-c` / `-lc`.
@@ -368,4 +357,113 @@ fn argv_script(run: &mut Run<'_>, argv: &[String]) -> Result<(), CheckError> {
 /// `]` after it (dash's rule; an unmatched `[` is literal).
 fn may_glob(word: &str) -> bool {
     word.contains(['*', '?']) || word.find('[').is_some_and(|i| word[i + 1..].contains(']'))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Windows
+
+/// PowerShell: `-Command` joined the argv after it into the script (without a sender the text
+/// is the script as written); the grammar parses it and compares it with the harness's script.
+fn powershell(run: &mut Run<'_>, st: &mut State, w: &Windows) {
+    let script = st.wrapper_text.clone().unwrap_or_else(|| st.text.clone());
+    let received_script = if w.sender.is_some() {
+        match powershell::cli_command(&st.received, windows::pwsh(w)) {
+            Ok(s) => s,
+            Err(e) => {
+                run.diverge(
+                    Hop::Shell,
+                    Emulated,
+                    json!({ "argv": st.received, "error": e.to_string() }),
+                    Mechanism::Other,
+                    false,
+                    &script,
+                    "",
+                    format!("PowerShell's CLI finds no command to run: {e}"),
+                );
+                return;
+            }
+        }
+    } else {
+        script.clone()
+    };
+    let tree = grammar::parse(&received_script);
+    let receipt = json!({
+        "text": received_script,
+        "statements": tree.statements.len(),
+        "parser": "tree-sitter-powershell",
+    });
+    let same = received_script == script || {
+        let want = grammar::parse(&script);
+        tree.error_at.is_none() && want.error_at.is_none() && tree.sig == want.sig
+    };
+    if !same {
+        let silent = tree.error_at.is_none();
+        run.diverge(
+            Hop::Shell,
+            Emulated,
+            receipt,
+            classify::mechanism(&script, &received_script),
+            silent,
+            &script,
+            &received_script,
+            if silent {
+                "PowerShell parses a different script than the harness passed".into()
+            } else {
+                "PowerShell cannot parse the script it received".into()
+            },
+        );
+        return;
+    }
+    let note = "parse trees compared with tree-sitter-powershell";
+    run.push(Hop::Shell, Emulated, Some(true), receipt, Some(note.into()));
+    st.shell_text = received_script;
+}
+
+/// cmd.exe (the cmd emulator): the first line break ends the `/c` string, and phase 1 limits
+/// the line's length.
+fn cmd(run: &mut Run<'_>, st: &State, w: &Windows) {
+    let s = &st.shell_text;
+    let r = cmd::run_cmdline(
+        &st.command_line,
+        &cmd::CmdOptions {
+            env: vec![],
+            files: Default::default(),
+            delayed: w.cmd_delayed_expansion,
+        },
+    );
+    let receipt = json!({
+        "text": r.executes,
+        "expanded": r.expanded,
+        "truncated": r.truncated,
+        "too_long": r.too_long,
+        "delayed_expansion": r.delayed,
+    });
+    if r.truncated {
+        let received = r.executes.clone();
+        run.diverge(Hop::Shell,
+            Emulated,
+            receipt,
+            Mechanism::Truncation,
+            true,
+            s,
+            &received,
+            "cmd.exe ends the /c string at the first line break: only the first line runs, its exit code is returned and the rest is dropped without a message (goose#11259)".into(),
+        );
+        return;
+    }
+    if r.too_long {
+        run.diverge(Hop::Shell,
+            Emulated,
+            receipt,
+            Mechanism::Truncation,
+            false,
+            s,
+            "",
+            "the line after %VAR% expansion exceeds 8,191 characters: \"The command line is too long.\", nothing runs".into(),
+        );
+        return;
+    }
+    let note =
+        "cmd runs the text as delivered (its %VAR% expansion is the text's meaning in cmd, not judged)";
+    run.push(Hop::Shell, Emulated, Some(true), receipt, Some(note.into()));
 }

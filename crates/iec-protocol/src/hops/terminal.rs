@@ -285,7 +285,7 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
         } else {
             run.push(Hop::Terminal, witness, None, receipt, Some(detail.clone()));
             run.undecided = Some((
-                crate::TERMINAL_INPUT,
+                Some(crate::TERMINAL_INPUT),
                 detail.replace(" reads the terminal:", " may read the terminal: then"),
             ));
         }

@@ -1,13 +1,16 @@
 //! The wrapper hop: the text the harness builds around the command (`eval '…' < /dev/null`,
 //! snapshot sourcing, Codex's `exec bash -c`), or the completion signal a terminal harness types
 //! after it. The receipt is the command the wrapper is built to deliver, compared with the
-//! intended one by bash's parse.
+//! intended one by bash's parse. A PowerShell launch's harness puts statements before and after
+//! the command (its script prefix and suffix), compared by the PowerShell grammar.
 
 use super::{Flow, State};
 use crate::run::Run;
+use crate::windows::{self, Receiver};
 use crate::{classify, CheckError};
-use iec_core::{Hop, WitnessKind};
-use iec_launches::render;
+use iec_core::{Hop, Mechanism, WitnessKind};
+use iec_launches::{render, Windows};
+use iec_windows::powershell::grammar;
 use serde_json::json;
 
 /// The wrapper hop of [`State`]'s call.
@@ -15,6 +18,9 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
     let launch = run.launch;
     if let Some(t) = &launch.terminal {
         return super::terminal::suffix(run, st, t);
+    }
+    if let Some((w, Receiver::PowerShell)) = windows::receiver(launch) {
+        return Ok(powershell(run, st, w));
     }
     let text = st.text.clone();
     match hop(run, &text)? {
@@ -70,4 +76,48 @@ pub(crate) fn hop(
             Ok(None)
         }
     }
+}
+
+/// The wrapper hop of a PowerShell launch: the script must hold the harness's statements and
+/// then exactly the command's statements (by the grammar's parse of each piece).
+fn powershell(run: &mut Run<'_>, st: &mut State, w: &Windows) -> Flow {
+    let prefix = w.script_prefix.clone().unwrap_or_default();
+    let suffix = w.script_suffix.clone().unwrap_or_default();
+    let intended = st.text.as_str();
+    let script = format!("{prefix}{intended}{suffix}");
+    let whole = grammar::parse(&script);
+    let mut pieces = grammar::parse(&prefix).statements;
+    pieces.extend(grammar::parse(intended).statements);
+    pieces.extend(grammar::parse(&suffix).statements);
+    let receipt = json!({ "text": script, "statements": whole.statements.len() });
+    if whole.error_at.is_none() && whole.statements == pieces {
+        run.push(
+            Hop::Wrapper,
+            WitnessKind::Emulated,
+            Some(true),
+            receipt,
+            Some(
+                "the harness's prefix/suffix statements surround the command's own (tree-sitter-powershell)"
+                    .into(),
+            ),
+        );
+        st.wrapper_text = Some(script);
+        return Flow::Next;
+    }
+    let silent = whole.error_at.is_none();
+    run.diverge(
+        Hop::Wrapper,
+        WitnessKind::Emulated,
+        receipt,
+        Mechanism::Other,
+        silent,
+        intended,
+        &script,
+        if silent {
+            "the harness's prefix/suffix changes how PowerShell groups the command's statements".into()
+        } else {
+            "the script with the harness's prefix/suffix no longer parses as PowerShell".into()
+        },
+    );
+    Flow::Stop
 }
