@@ -29,8 +29,8 @@ pub fn run(json: bool) -> Result<i32> {
     for (name, text) in CALLS {
         let mut cells = Vec::new();
         for l in &launches {
-            let call = iec_protocol::call_for_text(l, text);
-            let r = iec_protocol::check(l, &call, iec_witness::global(), Default::default())?;
+            let call = iec_check::call_for_text(l, text);
+            let r = iec_check::check(l, &call, iec_witness::global(), Default::default())?;
             cells.push(r);
         }
         rows.push((name, text, cells));

@@ -298,7 +298,7 @@ fn read_source(src: &CallSource) -> Result<Source> {
 /// The call `src` makes on `launch`, or why it is too long to judge.
 fn call_of(src: &Source, launch: &iec_launches::Launch) -> Result<std::result::Result<Call, TooLong>> {
     let call = match src {
-        Source::Text(t) => iec_protocol::call_for_text(launch, t),
+        Source::Text(t) => iec_check::call_for_text(launch, t),
         Source::Json(v) => Call::from_json(v)?,
         Source::TooLong(e) => return Ok(Err(e.clone())),
     };
@@ -322,7 +322,7 @@ fn run(cli: Cli) -> Result<i32> {
             full_witness,
         } => {
             let cat = catalog(&launch_file)?;
-            let opts = iec_protocol::Options {
+            let opts = iec_check::Options {
                 spawn_witness: witness == WitnessMode::Spawn,
                 full_witness: witness == WitnessMode::Spawn || full_witness,
             };
@@ -338,8 +338,8 @@ fn run(cli: Cli) -> Result<i32> {
             let mut shown: Vec<serde_json::Value> = Vec::new();
             for l in &launches {
                 let r = match call_of(&src, l)? {
-                    Ok(call) => iec_protocol::check(l, &call, iec_witness::global(), opts)?,
-                    Err(e) => iec_protocol::too_long_report(l, &e),
+                    Ok(call) => iec_check::check(l, &call, iec_witness::global(), opts)?,
+                    Err(e) => iec_check::too_long_report(l, &e),
                 };
                 verdicts.push(r.verdict);
                 match format {

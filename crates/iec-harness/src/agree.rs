@@ -202,7 +202,7 @@ pub fn observe(id: &str, r: &PayloadResult) -> Observed {
     // A change of the text: attributed from the outer text, classified by how `got` differs
     // from `want`, silent when the call did not fail.
     let changed = |want: String, got: String| {
-        let mechanism = iec_protocol::classify::mechanism(&want, &got);
+        let mechanism = iec_check::classify::mechanism(&want, &got);
         let silent = !r.tool_result.as_ref().is_some_and(|t| t.is_error);
         let fd = ObservedDivergence::new(observed_hop(r), mechanism.as_str(), silent, want, got);
         ("diverges", Some(fd))
@@ -324,8 +324,8 @@ impl AgreeReport {
 
 /// `iec check`'s prediction for one command on one launch (the library call `iec check` makes).
 pub fn predict(launch: &iec_launches::Launch, command: &str) -> anyhow::Result<iec_core::CheckReport> {
-    let call = iec_protocol::call_for_text(launch, command);
-    Ok(iec_protocol::check(
+    let call = iec_check::call_for_text(launch, command);
+    Ok(iec_check::check(
         launch,
         &call,
         iec_witness::global(),

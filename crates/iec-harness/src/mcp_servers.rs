@@ -694,7 +694,7 @@ pub fn argv_mechanism(intended: &[Vec<String>], received: &[Vec<String>]) -> &'s
             return "arity-change";
         }
         if let Some((x, y)) = a.iter().zip(b).find(|(x, y)| x != y) {
-            return iec_protocol::classify::mechanism(x, y).as_str();
+            return iec_check::classify::mechanism(x, y).as_str();
         }
     }
     "other"

@@ -4,7 +4,7 @@ binary, and the witness daemon both can talk to.
 
 A hook process runs once per tool call, so its start-up is most of its cost. `iec-hook` links
 only what the decision needs (no async runtime, no HTTP or MCP stack). A call whose text is
-plain (see [`iec_protocol::plain`]: literal words only) is decided in the hook process: the
+plain (see [`iec_check::plain`]: literal words only) is decided in the hook process: the
 check's plain-text shortcut judges it without starting bash. Any other call needs the real bash
 witnesses; starting them costs more than the check itself, so the hook asks a daemon that keeps
 them warm ([`daemon`]). Both routes run [`answer`], so they print the same bytes.
@@ -204,7 +204,7 @@ fn run(hook: &Hook) -> Reply {
         DaemonMode::Off => false,
         DaemonMode::Only => true,
         // A plain text needs no witness: the hook process decides it as fast as it can start.
-        DaemonMode::Auto => !iec_protocol::plain::is_plain(command),
+        DaemonMode::Auto => !iec_check::plain::is_plain(command),
     };
     if ask {
         match daemon::ask(&hook.launch, &hook.launch_files, tool_input) {

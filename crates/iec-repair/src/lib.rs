@@ -28,9 +28,9 @@ Renderings are written in the language of the launch's shell: none is delivered 
 */
 #![deny(missing_docs)]
 
+use iec_check::{check, CheckError, Options};
 use iec_core::{Call, CheckReport, Verdict};
 use iec_launches::{InputShape, Launch, ShellId};
-use iec_protocol::{check, CheckError, Options};
 use iec_windows::powershell::grammar as ps;
 use iec_windows::powershell::{intended_native_argv, PassingMode};
 use iec_witness::BashPool;
@@ -169,7 +169,7 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
                 check: None,
             })
         }
-        Verdict::Unknown if report.attribution.as_deref() == Some(iec_protocol::WITNESS_LIMIT) => {
+        Verdict::Unknown if report.attribution.as_deref() == Some(iec_check::WITNESS_LIMIT) => {
             return Ok(refuse(
                 "tool-input",
                 format!(
@@ -191,7 +191,7 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         }
         // A command typed before the last line may read the terminal: delivered as one typed
         // line, the question does not arise (verified below like any rendering).
-        Verdict::Unknown if report.attribution.as_deref() == Some(iec_protocol::TERMINAL_INPUT) => {}
+        Verdict::Unknown if report.attribution.as_deref() == Some(iec_check::TERMINAL_INPUT) => {}
         Verdict::Unknown => {
             // A hop the check cannot judge (a PowerShell variable's value, `--%` with `%NAME%`):
             // refused by the hop that could not be judged, not blamed on the text.

@@ -30,9 +30,9 @@
 //! `IEC_REPAIR_MILLION_DUMP=DIR` keeps every batch whose joint output differed,
 //! `IEC_REPAIR_MILLION_THREADS=T` sets the worker threads (default: the number of cores).
 
+use iec_check::{call_for_text, check, Options};
 use iec_core::{Call, Verdict};
 use iec_launches::{render, Catalog, InputShape, Launch};
-use iec_protocol::{call_for_text, check, Options};
 use iec_repair::{repair, single_quoted, Outcome};
 use iec_testkit::gen;
 use iec_witness::global;

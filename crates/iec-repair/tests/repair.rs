@@ -2,9 +2,9 @@
 //! `repair` refuses or delivers a call whose check corresponds, and whose rendering real bash
 //! decodes back to the emitted bytes. IEC_REPAIR_CASES sets the generated count (default 2000).
 
+use iec_check::{call_for_text, check, Options};
 use iec_core::{Call, Verdict};
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, Options};
 use iec_repair::{repair, Outcome};
 use iec_testkit::gen;
 use iec_witness::global;

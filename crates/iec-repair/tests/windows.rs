@@ -4,9 +4,9 @@
 //! UCRT parse); cmd.exe gets no rendering at all. IEC_REPAIR_PS_CASES sets the number of generated
 //! strings (default 20000).
 
+use iec_check::{call_for_text, check, Options};
 use iec_core::{CheckReport, Verdict};
 use iec_launches::{Catalog, Launch};
-use iec_protocol::{call_for_text, check, Options};
 use iec_repair::{repair, Outcome};
 use iec_testkit::gen;
 use iec_witness::global;

@@ -1,9 +1,9 @@
 //! Windows launches: each row pins a fact of the spec in docs/spec/ (section named in the row) as
 //! call × launch → verdict, first divergent hop, kind, mechanism, silence.
 
+use iec_check::{call_for_text, check, Options};
 use iec_core::{CheckReport, HopKind, Mechanism, Verdict, WitnessKind};
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, Options};
 use iec_witness::global;
 
 const WINDOWS: &[&str] = &[

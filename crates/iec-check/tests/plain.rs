@@ -2,8 +2,8 @@
 //! texts on every launch, the JSON report with and without `full_witness` is identical (but for
 //! the `shortcut` note).
 
+use iec_check::{call_for_text, check, plain::is_plain, Options};
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, plain::is_plain, Options};
 use iec_testkit::gen::Rng;
 use iec_witness::global;
 

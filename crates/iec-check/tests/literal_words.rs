@@ -1,7 +1,7 @@
 //! The literal-words shortcut agrees with real bash (and bash with dash's word rules) on every
 //! generated word list it accepts; it must accept the shell-quote renderings of Claude Code 2.1.72.
 
-use iec_protocol::plain::literal_words;
+use iec_check::plain::literal_words;
 use iec_testkit::gen::Rng;
 use iec_witness::global;
 

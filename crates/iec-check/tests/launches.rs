@@ -6,9 +6,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use iec_check::{call_for_text, check, Options};
 use iec_core::{Call, CheckReport, HopKind, Mechanism, Verdict};
 use iec_launches::{Catalog, Launch};
-use iec_protocol::{call_for_text, check, Options};
 use iec_witness::global;
 use serde::Deserialize;
 use serde_json::json;

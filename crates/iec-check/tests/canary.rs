@@ -4,8 +4,8 @@
 //! marker, and the loopback listener must have seen no connection. Calls: IEC_CANARY_CASES
 //! (default 10000) × every launch.
 
+use iec_check::{call_for_text, check, Options};
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, Options};
 use iec_testkit::gen;
 use iec_witness::global;
 use std::net::TcpListener;

@@ -4,9 +4,9 @@
 //! tasks run the snapshot's functions (the embedded ugrep and bfs): each such command is
 //! reported as a substitution whose behaviour is the same as GNU's for its options and operands.
 
+use iec_check::{call_for_text, check, Options};
 use iec_core::Verdict;
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, Options};
 use iec_witness::global;
 
 fn oracles() -> Vec<(String, String)> {

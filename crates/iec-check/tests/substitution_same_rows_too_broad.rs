@@ -4,9 +4,9 @@
 //! the difference with the real programs (crates/iec-harness/tests/substitution.rs), with the
 //! verdict "diverges", or "unknown" where the difference depends on input the call does not show.
 
+use iec_check::{call_for_text, check, Options};
 use iec_core::Verdict;
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, Options};
 use iec_witness::global;
 
 const CASES: &[(&str, Verdict, &str)] = &[

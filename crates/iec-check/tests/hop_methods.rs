@@ -3,9 +3,9 @@
 //! added (the match is exhaustive), and each hop that compares texts is shown calling a text
 //! whose bytes its receiver gets changed, but whose action it keeps, "corresponds".
 
+use iec_check::{call_for_text, check, comparison, Comparison, Options};
 use iec_core::{Hop, Verdict};
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, comparison, Comparison, Options};
 use iec_witness::global;
 
 fn named(hop: Hop) -> (&'static str, Comparison) {

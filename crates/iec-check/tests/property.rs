@@ -3,9 +3,9 @@
 //! 2.1.332 corresponds too. Real bash is the judge (`bash -n`) wherever the generator could be
 //! wrong. Case counts: IEC_PROPERTY_CASES (default 100000).
 
+use iec_check::{call_for_text, check, Options};
 use iec_core::Verdict;
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, Options};
 use iec_testkit::gen;
 use iec_witness::{global, spawn};
 use std::sync::atomic::{AtomicUsize, Ordering};

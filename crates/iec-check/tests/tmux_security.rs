@@ -5,8 +5,8 @@
 //! exits. Needs tmux (`IEC_SKIP_TMUX=1` skips) and the jail helper (`iec-jail`, built by
 //! `cargo test --workspace` or `cargo build -p iec-witness --bin iec-jail`).
 
+use iec_check::{call_for_text, check, Options};
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, Options};
 use iec_witness::global;
 use std::net::TcpListener;
 use std::path::Path;

@@ -2,9 +2,9 @@
 //! crashes is a witness limit, not the agent's error; OpenHands' one-statement rule does not
 //! parse every prefix of a long text without end. Each test is named after the bug.
 
+use iec_check::{call_for_text, check, Options, TEXT_LIMIT, WITNESS_LIMIT};
 use iec_core::Verdict;
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, Options, TEXT_LIMIT, WITNESS_LIMIT};
 use iec_witness::global;
 
 fn report(launch: &str, text: &str) -> iec_core::CheckReport {

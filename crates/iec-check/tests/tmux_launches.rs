@@ -2,8 +2,8 @@
 //! history expansion on) and OpenHands (escape_bash_special_chars, `send-keys -l`, `set +H`),
 //! checked with the real tmux witness. Needs tmux (`IEC_SKIP_TMUX=1` skips, and says so).
 
+use iec_check::{call_for_text, check, Options};
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, Options};
 use iec_witness::global;
 
 fn skip() -> bool {
@@ -339,7 +339,7 @@ fn typed_lines_read_by_an_earlier_command_were_corresponds() {
             "unknown",
             "{text:?}"
         );
-        assert_eq!(r.attribution.as_deref(), Some(iec_protocol::TERMINAL_INPUT));
+        assert_eq!(r.attribution.as_deref(), Some(iec_check::TERMINAL_INPUT));
         assert!(r.reason.as_deref().unwrap().contains(why), "{:?}", r.reason);
     }
     // A here-document is one command: its lines are not read after it has run (its head parses

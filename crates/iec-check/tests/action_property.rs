@@ -14,7 +14,7 @@
 //!
 //! `IEC_ACTION_PAIRS` sets the number of pairs (default 100,000).
 
-use iec_protocol::action;
+use iec_check::action;
 use iec_testkit::gen::Rng;
 use iec_witness::{global, Parse};
 use std::collections::BTreeMap;

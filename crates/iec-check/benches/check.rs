@@ -1,4 +1,4 @@
-//! `cargo bench -p iec-protocol --bench check`: latency of `check` per call, warm witnesses
+//! `cargo bench -p iec-check --bench check`: latency of `check` per call, warm witnesses
 //! against a naive witness that starts a new bash for every hop (a `BASH_ENV` witness for the
 //! process interface, a fresh bash for every parse and expansion), in the same run. Prints p50
 //! and p99 per launch and text size as a Markdown table (copied into BENCHMARKS.md).
@@ -6,8 +6,8 @@
 //! IEC_BENCH_WARM_ONLY=1 times only the warm rows up to 1 KB (the spawn-per-hop columns then
 //! repeat the warm ones), for quick comparisons of two builds.
 
+use iec_check::{call_for_text, check, Options};
 use iec_launches::Catalog;
-use iec_protocol::{call_for_text, check, Options};
 use iec_testkit::gen;
 use iec_witness::BashPool;
 use std::time::{Duration, Instant};
