@@ -29,7 +29,7 @@ Renderings are written in the language of the launch's shell: none is delivered 
 #![deny(missing_docs)]
 
 use iec_check::{check, CheckError, Options};
-use iec_core::{Call, CheckReport, Verdict};
+use iec_core::{Call, CheckReport, Hop, Verdict};
 use iec_launches::{InputShape, Launch, ShellId};
 use iec_windows::powershell::grammar as ps;
 use iec_windows::powershell::{intended_native_argv, PassingMode};
@@ -171,7 +171,7 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         }
         Verdict::Unknown if report.attribution.as_deref() == Some(iec_check::WITNESS_LIMIT) => {
             return Ok(refuse(
-                "tool-input",
+                Hop::ToolInput.name(),
                 format!(
                     "{}. iec delivers only what it has verified. Make the command smaller or simpler (a \
                      brace range or glob of millions of words, thousands of nested `$(`), or write the command to a \
@@ -183,7 +183,7 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         Verdict::Unknown if report.attribution.as_deref() == Some("generation") => {
             let reason = report.reason.clone().unwrap_or_default();
             return Ok(refuse(
-                "tool-input",
+                Hop::ToolInput.name(),
                 format!(
                     "{reason}. Fix the command itself; no rendering can deliver a text that does not parse."
                 ),
@@ -202,7 +202,7 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
                 .iter()
                 .rev()
                 .find(|h| h.corresponds.is_none())
-                .map_or("tool-input".to_string(), |h| h.name.clone());
+                .map_or(Hop::ToolInput.name().to_string(), |h| h.name.clone());
             return Ok(refuse(
                 &hop,
                 format!(
@@ -233,8 +233,8 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    let (rendering, candidate) = match (hop.as_str(), fd.kind, launch.spawn.shell) {
-        ("tool-input", _, _) if fd.detail.contains("command-substitution") => {
+    let (rendering, candidate) = match (Hop::from_name(&hop), fd.kind, launch.spawn.shell) {
+        (Some(Hop::ToolInput), _, _) if fd.detail.contains("command-substitution") => {
             return Ok(refuse(&hop, format!(
                 "{} refuses command substitution by policy ({}); iec does not work around a harness's security rule. \
                  Run the inner command first and pass its output, or write a script file and run it.",
@@ -244,16 +244,16 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         // Git Bash: the MSYS2 runtime re-parses the command line (backslash halving, globify,
         // quote removal) but leaves base64 text alone; `$(…)` drops trailing newlines, so a text
         // ending in one is not rendered this way.
-        ("spawn", _, _) if is_msys2(launch) && !text.is_empty() && !text.ends_with('\n') => {
+        (Some(Hop::Spawn), _, _) if is_msys2(launch) && !text.is_empty() && !text.ends_with('\n') => {
             ("base64-eval", format!("eval \"$(base64 -d <<< {})\"", base64_text(&text)))
         }
-        ("spawn", _, _) => {
+        (Some(Hop::Spawn), _, _) => {
             return Ok(refuse(&hop, format!(
                 "{}. Write the script to a file (with the file tool) and run the file.",
                 fd.detail
             )))
         }
-        ("program", _, _) => {
+        (Some(Hop::Program), _, _) => {
             return Ok(refuse(&hop, format!(
                 "{} Write `command {}` to run the real program instead of the snapshot's function.",
                 fd.detail, fd.intended
@@ -267,7 +267,7 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
                 launch.id, fd.mechanism.as_str(), fd.detail
             )))
         }
-        ("native", _, _) if shell_language(launch) == Language::PowerShell => {
+        (Some(Hop::Native), _, _) if shell_language(launch) == Language::PowerShell => {
             return match ps_stop_parsing(launch, &text) {
                 Ok(candidate) => deliver_checked(launch, call, pool, &hop, fd.mechanism.as_str(), "ps-stop-parsing", candidate),
                 Err(why) => Ok(refuse(&hop, format!(
