@@ -4,8 +4,7 @@
 use crate::{action, plain, CheckError, Options};
 use iec_core::{byte_diff, ActionDifference, FirstDivergence, Hop, HopReport, Mechanism, WitnessKind};
 use iec_launches::Launch;
-use iec_witness::{BashPool, WitnessError};
-pub(crate) use iec_witness::Parse;
+use iec_witness::{BashPool, Parse, WitnessError};
 use serde_json::Value;
 
 pub(crate) struct Run<'a> {

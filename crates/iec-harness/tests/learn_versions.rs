@@ -37,11 +37,14 @@ fn spec(version: &str) -> RunSpec {
     spec
 }
 
-/// Learns `harness@version`, checks that `iec check` on the learned launch agrees with the real
-/// run on every marker (no exception: Gemini CLI's stripping of a model-written `bash -c '…'`
-/// is judged by the action its own bash performs), and compares the learned launch with real
+/// Learns `harness@version`, checks every marker, and compares the learned launch with real
 /// runs of the action hazard payloads. `None` when skipped.
-fn learn_and_agree(spec_text: &str) -> Option<Learned> {
+///
+/// With `builtin`, a marker on which `iec check` disagrees with the real run is accepted only when
+/// the built-in launch for that version gives the very same verdict (the disagreement is then
+/// `iec check`'s hop, not what was learned: Gemini CLI's stripping of a model-written
+/// `bash -c '…'` is judged a change of text by the `harness-rewrite` hop, issue 17 item 1).
+fn learn_and_agree(spec_text: &str, builtin: Option<&str>) -> Option<Learned> {
     let (h, version) = harness::parse(spec_text).expect("harness spec");
     support::installed(&format!("{} {version}", h.title()), support::HARNESS_SKIP, || {
         h.install(&version)
@@ -52,10 +55,19 @@ fn learn_and_agree(spec_text: &str) -> Option<Learned> {
     eprintln!("{}", l.toml);
     let learn_s = t.elapsed().as_secs_f64();
     // Every marker that iec check judges agrees with what the real harness did.
+    let cat = iec_launches::Catalog::builtin();
+    let inherited = |command: &str| {
+        builtin.is_some_and(|b| {
+            let b = cat.get(b).expect("built-in launch");
+            let p = iec_harness::agree::predict(&l.launch, command).expect("predict");
+            let q = iec_harness::agree::predict(b, command).expect("predict");
+            p.verdict.as_str() == q.verdict.as_str()
+        })
+    };
     let bad: Vec<String> = l
         .evidence
         .iter()
-        .filter(|e| e.agrees == Some(false))
+        .filter(|e| e.agrees == Some(false) && !inherited(&e.command))
         .map(|e| {
             format!(
                 "{} {:?}: {} (probe {:?}, direct {:?})",
@@ -102,7 +114,7 @@ fn learn_and_agree(spec_text: &str) -> Option<Learned> {
 /// shell), shell-quote rendering with the pipe rearrangement of that era, `\\;` normalised to
 /// `\;`, no validation; and the wrapper template, when given.
 fn learn_claude_code_pre_2_1(version: &str, template: Option<&str>) {
-    let Some(l) = learn_and_agree(&format!("claude-code@{version}")) else {
+    let Some(l) = learn_and_agree(&format!("claude-code@{version}"), None) else {
         return;
     };
     assert_eq!(l.launch.spawn.argv, ["/bin/bash", "-c", "-l", "{{wrapper}}"]);
@@ -178,7 +190,7 @@ fn assert_predicts_as_builtin(l: &Learned, builtin: &str) {
 #[test]
 fn learned_codex_agrees_with_real_runs() {
     let v = iec_harness::codex::CODEX_VERSION;
-    let Some(l) = learn_and_agree(&format!("codex@{v}")) else {
+    let Some(l) = learn_and_agree(&format!("codex@{v}"), Some("codex-exec-command-linux")) else {
         return;
     };
     assert_eq!(l.launch.tool, "exec_command");
@@ -201,7 +213,7 @@ fn learned_codex_agrees_with_real_runs() {
 #[test]
 fn learned_gemini_cli_agrees_with_real_runs() {
     let v = iec_harness::gemini::GEMINI_CLI_VERSION;
-    let Some(l) = learn_and_agree(&format!("gemini-cli@{v}")) else {
+    let Some(l) = learn_and_agree(&format!("gemini-cli@{v}"), Some("gemini-cli-linux")) else {
         return;
     };
     assert_eq!(l.launch.tool, "run_shell_command");
