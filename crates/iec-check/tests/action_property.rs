@@ -16,6 +16,7 @@
 
 use iec_check::action;
 use iec_testkit::gen::Rng;
+use iec_testkit::par;
 use iec_witness::{global, Parse};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -265,6 +266,49 @@ fn canonical(text: &str) -> Option<String> {
     }
 }
 
+/// One batch of pairs through the action comparison and through real bash: how many pairs were
+/// compared, how many real bash ran as the same action, and the first mismatches (at most 12).
+fn compare_batch(a_texts: &[String], b_texts: &[String], neutral: &[bool]) -> (usize, usize, Vec<String>) {
+    let n = a_texts.len();
+    let mut mismatches = vec![];
+    let (mut same_count, mut compared) = (0, 0);
+    // A text bash does not parse would end the whole script: it runs as `:` and is not
+    // compared.
+    let forms: Vec<Option<(String, String)>> = (0..n)
+        .map(|i| Some((canonical(&a_texts[i])?, canonical(&b_texts[i])?)))
+        .collect();
+    let runnable = |texts: &[String]| -> Vec<String> {
+        texts
+            .iter()
+            .zip(&forms)
+            .map(|(t, f)| if f.is_some() { t.clone() } else { ":".into() })
+            .collect()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let ra = run_real(&runnable(a_texts), &tmp.path().join("a"));
+    let rb = run_real(&runnable(b_texts), &tmp.path().join("b"));
+    for i in 0..n {
+        let Some((x, y)) = forms[i].clone() else {
+            continue;
+        };
+        compared += 1;
+        let said = if neutral[i] {
+            action::same_modulo(&x, &y, "< /dev/null")
+        } else {
+            action::same(&x, &y)
+        };
+        let real = ra[i] == rb[i];
+        same_count += usize::from(real);
+        if said != real && mismatches.len() < 12 {
+            mismatches.push(format!(
+                "said {said}, bash {real}:\n  a: {:?}\n  b: {:?}\n  real a: {:?}\n  real b: {:?}",
+                a_texts[i], b_texts[i], ra[i], rb[i]
+            ));
+        }
+    }
+    (compared, same_count, mismatches)
+}
+
 #[test]
 fn action_comparison_equals_what_real_bash_does() {
     let pairs: usize = std::env::var("IEC_ACTION_PAIRS")
@@ -273,8 +317,8 @@ fn action_comparison_equals_what_real_bash_does() {
         .unwrap_or(100_000);
     let mut rng = Rng::from_state(0x1_ec17_5eed);
     let batch = 2_000;
-    let mut mismatches = vec![];
-    let (mut same_count, mut compared) = (0, 0);
+    // The pairs, made first in one seeded order, in batches of one bash script each.
+    let mut batches = vec![];
     let mut done = 0;
     while done < pairs {
         let n = batch.min(pairs - done);
@@ -304,42 +348,25 @@ fn action_comparison_equals_what_real_bash_does() {
             b_texts.push(b);
             neutral.push(stdin);
         }
-        // A text bash does not parse would end the whole script: it runs as `:` and is not
-        // compared.
-        let forms: Vec<Option<(String, String)>> = (0..n)
-            .map(|i| Some((canonical(&a_texts[i])?, canonical(&b_texts[i])?)))
-            .collect();
-        let runnable = |texts: &[String]| -> Vec<String> {
-            texts
-                .iter()
-                .zip(&forms)
-                .map(|(t, f)| if f.is_some() { t.clone() } else { ":".into() })
-                .collect()
-        };
-        let tmp = tempfile::tempdir().unwrap();
-        let ra = run_real(&runnable(&a_texts), &tmp.path().join("a"));
-        let rb = run_real(&runnable(&b_texts), &tmp.path().join("b"));
-        for i in 0..n {
-            let Some((x, y)) = forms[i].clone() else {
-                continue;
-            };
-            compared += 1;
-            let said = if neutral[i] {
-                action::same_modulo(&x, &y, "< /dev/null")
-            } else {
-                action::same(&x, &y)
-            };
-            let real = ra[i] == rb[i];
-            same_count += usize::from(real);
-            if said != real && mismatches.len() < 12 {
-                mismatches.push(format!(
-                    "said {said}, bash {real}:\n  a: {:?}\n  b: {:?}\n  real a: {:?}\n  real b: {:?}",
-                    a_texts[i], b_texts[i], ra[i], rb[i]
-                ));
-            }
-        }
+        batches.push((a_texts, b_texts, neutral));
         done += n;
     }
+    // The batches are independent: one slice of them per thread (the same pairs on any number
+    // of threads), the mismatches in batch order.
+    let per_batch = par::shards(&batches, |_, slice| {
+        slice
+            .iter()
+            .map(|(a_texts, b_texts, neutral)| compare_batch(a_texts, b_texts, neutral))
+            .collect::<Vec<_>>()
+    });
+    let mut mismatches = vec![];
+    let (mut same_count, mut compared) = (0, 0);
+    for (c, same, m) in per_batch.into_iter().flatten() {
+        compared += c;
+        same_count += same;
+        mismatches.extend(m);
+    }
+    mismatches.truncate(12);
     eprintln!("{compared} pairs compared, {same_count} the same action for real bash");
     assert!(
         compared >= pairs * 9 / 10,

@@ -6,7 +6,7 @@
 
 use iec_check::{call_for_text, check, Options};
 use iec_launches::Catalog;
-use iec_testkit::gen;
+use iec_testkit::{gen, par};
 use iec_witness::global;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,21 +38,25 @@ fn adversarial_calls_leave_no_trace() {
     let port = listener.local_addr().unwrap().port();
     let checks = AtomicUsize::new(0);
     let cat = Catalog::builtin();
-    std::thread::scope(|s| {
-        for t in 0..2u64 {
-            let (cat, dir, marker, checks) = (&cat, &dir, &marker, &checks);
-            s.spawn(move || {
-                let mut r = gen::Rng::new(777 + t);
-                for _ in 0..n / 2 {
-                    let text = gen::adversarial(&mut r, dir, marker, port);
-                    for l in cat.iter() {
-                        let call = call_for_text(l, &text);
-                        check(l, &call, global(), Options::default())
-                            .unwrap_or_else(|e| panic!("{} {text:?}: {e}", l.id));
-                        checks.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
+    // Two seeded streams of n/2 calls each, made first; then one slice of them per thread (the
+    // same calls on any number of threads).
+    let texts: Vec<String> = (0..2u64)
+        .flat_map(|t| {
+            let mut r = gen::Rng::new(777 + t);
+            let (dir, marker) = (&dir, &marker);
+            (0..n / 2)
+                .map(|_| gen::adversarial(&mut r, dir, marker, port))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    par::shards(&texts, |_, texts| {
+        for text in texts {
+            for l in cat.iter() {
+                let call = call_for_text(l, text);
+                check(l, &call, global(), Options::default())
+                    .unwrap_or_else(|e| panic!("{} {text:?}: {e}", l.id));
+                checks.fetch_add(1, Ordering::Relaxed);
+            }
         }
     });
     std::thread::sleep(std::time::Duration::from_millis(300));

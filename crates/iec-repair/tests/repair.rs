@@ -6,7 +6,7 @@ use iec_check::{call_for_text, check, Options};
 use iec_core::{Call, Verdict};
 use iec_launches::Catalog;
 use iec_repair::{repair, Outcome};
-use iec_testkit::gen;
+use iec_testkit::{gen, par};
 use iec_witness::global;
 
 fn run_real(argv: &[&str]) -> Vec<u8> {
@@ -150,43 +150,54 @@ fn never_delivers_a_changed_call() {
         .unwrap_or(2000);
     let cat = Catalog::builtin();
     let mut r = gen::Rng::new(4242);
-    let (mut delivered, mut repaired, mut refused) = (0, 0, 0);
-    for i in 0..n {
-        let text = if i % 3 == 0 {
-            gen::adversarial(&mut r, "/nonexistent", "IECREPAIR", 9)
-        } else {
-            gen::script(&mut r)
-        };
-        for l in cat.iter() {
-            let call = call_for_text(l, &text);
-            match repair(l, &call, global()).unwrap() {
-                Outcome::Deliver {
-                    repaired: was,
-                    call: input,
-                    ..
-                } => {
-                    let c = Call {
-                        tool: call.tool.clone(),
-                        input,
-                    };
-                    let rep = check(l, &c, global(), Options::default()).unwrap();
-                    assert_eq!(
-                        rep.verdict,
-                        Verdict::Corresponds,
-                        "{} {text:?} → {:?}",
-                        l.id,
-                        c.input
-                    );
-                    delivered += 1;
-                    repaired += was as usize;
-                }
-                Outcome::Refuse { reason, .. } => {
-                    assert!(!reason.is_empty());
-                    refused += 1
+    let texts: Vec<String> = (0..n)
+        .map(|i| {
+            if i % 3 == 0 {
+                gen::adversarial(&mut r, "/nonexistent", "IECREPAIR", 9)
+            } else {
+                gen::script(&mut r)
+            }
+        })
+        .collect();
+    // The texts are independent: one slice per core (the same texts on any number of cores).
+    let counts = par::shards(&texts, |_, texts| {
+        let (mut delivered, mut repaired, mut refused) = (0, 0, 0);
+        for text in texts {
+            for l in cat.iter() {
+                let call = call_for_text(l, text);
+                match repair(l, &call, global()).unwrap() {
+                    Outcome::Deliver {
+                        repaired: was,
+                        call: input,
+                        ..
+                    } => {
+                        let c = Call {
+                            tool: call.tool.clone(),
+                            input,
+                        };
+                        let rep = check(l, &c, global(), Options::default()).unwrap();
+                        assert_eq!(
+                            rep.verdict,
+                            Verdict::Corresponds,
+                            "{} {text:?} → {:?}",
+                            l.id,
+                            c.input
+                        );
+                        delivered += 1;
+                        repaired += was as usize;
+                    }
+                    Outcome::Refuse { reason, .. } => {
+                        assert!(!reason.is_empty());
+                        refused += 1
+                    }
                 }
             }
         }
-    }
+        (delivered, repaired, refused)
+    });
+    let (delivered, repaired, refused) = counts
+        .into_iter()
+        .fold((0, 0, 0), |a, c| (a.0 + c.0, a.1 + c.1, a.2 + c.2));
     println!("{n} texts × {} launches: {delivered} delivered ({repaired} repaired), {refused} refused, 0 changed calls delivered", cat.iter().count());
     assert!(repaired > 0 && refused > 0);
 }

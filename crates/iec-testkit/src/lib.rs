@@ -2,3 +2,4 @@
 //! product crate or binary links it.
 
 pub mod gen;
+pub mod par;
