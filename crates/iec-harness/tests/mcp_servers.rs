@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use iec_harness::agree::{Observed, Payload};
 use iec_harness::mcp_servers::{
-    client_python, install, measurement_payloads, run_observed, summarize, summary_line, McpRunOptions,
+    client_python, install, run_observed, summarize, summary_line, McpRunOptions,
     ServerKind, ServerSpec, Summary,
 };
 use serde_json::{json, Value};
@@ -239,6 +239,47 @@ fn mcp_shell_server_execs_argv_drops_empty_and_refuses_operators() {
         json!([[">", "x"]]),
         Some(("spawn", "arity-change", true)),
     );
+}
+
+/// Hand-picked payloads next to the generated ones: a bash-only word for `/bin/sh`, an empty
+/// argument, shell operators inside quotes, a newline in a quoted word, `$HOME`, a command
+/// substitution, tilde, an `ssh` command (desktop-commander rewrites those).
+fn hand_picked() -> Vec<Payload> {
+    [
+        ("bang", "argvprobe 'a != b'"),
+        ("home", "argvprobe \"$HOME\""),
+        ("ansi-c", "argvprobe $'tab\\there'"),
+        ("brace", "argvprobe {a,b}.txt"),
+        ("bash-version", "argvprobe \"${BASH_VERSION:+bash}\""),
+        ("empty-arg", "argvprobe '' x"),
+        ("semicolon", "argvprobe 'a;b'"),
+        ("and", "argvprobe 'a && b'"),
+        ("backtick", "argvprobe '`x`'"),
+        ("newline", "argvprobe 'a\nb'"),
+        ("pipe-word", "argvprobe '|' x"),
+        ("redirect-word", "argvprobe '>' x"),
+        ("cmdsubst", "argvprobe \"$(printf sub)\""),
+        ("tilde", "argvprobe ~/x"),
+        ("ssh", "ssh example.invalid 'uptime -p'"),
+        ("backslashes", "argvprobe 'C:\\\\Users\\\\me'"),
+        ("echo-e", "argvprobe \"$(echo -e 'a\\tb')\""),
+    ]
+    .into_iter()
+    .map(|(id, c)| Payload {
+        id: format!("m-{id}"),
+        command: c.to_string(),
+    })
+    .collect()
+}
+
+/// The measurement set: `hazard_payloads(100, 1)` and [`hand_picked`].
+fn measurement_payloads() -> Vec<Payload> {
+    let mut v: Vec<Payload> = iec_harness::hazard_payloads(100, 1)
+        .into_iter()
+        .map(|(id, command)| Payload { id, command })
+        .collect();
+    v.extend(hand_picked());
+    v
 }
 
 /// The table of docs/findings/mcp-servers.md: 100 generated hazard payloads
