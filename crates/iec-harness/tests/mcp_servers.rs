@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use iec_harness::agree::{Observed, Payload};
 use iec_harness::mcp_servers::{
-    client_python, install, run_observed, summarize, summary_line, McpRunOptions,
-    ServerKind, ServerSpec, Summary,
+    client_python, install, run_observed, summarize, summary_line, McpRunOptions, ServerKind, ServerSpec,
+    Summary,
 };
 use serde_json::{json, Value};
 
