@@ -93,32 +93,13 @@ fn run_cases(kind: ServerKind, cases: &[(&str, Value, Value, Change)]) -> Option
 
 #[test]
 fn desktop_commander_runs_bash_login_shell_and_rewrites_ssh() {
+    #[rustfmt::skip]
     let cases = [
-        (
-            "argvprobe 'a != b'",
-            json!([["a != b"]]),
-            json!([["a != b"]]),
-            None,
-        ),
-        (
-            "argvprobe $'tab\\there' {a,b}",
-            json!([["tab\there", "a", "b"]]),
-            json!([["tab\there", "a", "b"]]),
-            None,
-        ),
-        (
-            "argvprobe \"${BASH_VERSION:+bash}\"",
-            json!([["bash"]]),
-            json!([["bash"]]),
-            None,
-        ),
+        ("argvprobe 'a != b'", json!([["a != b"]]), json!([["a != b"]]), None),
+        ("argvprobe $'tab\\there' {a,b}", json!([["tab\there", "a", "b"]]), json!([["tab\there", "a", "b"]]), None),
+        ("argvprobe \"${BASH_VERSION:+bash}\"", json!([["bash"]]), json!([["bash"]]), None),
         // `ssh …` becomes `ssh -t …` before the shell runs it.
-        (
-            "ssh example.invalid 'uptime -p'",
-            json!([["-t", "example.invalid", "uptime -p"]]),
-            json!([["example.invalid", "uptime -p"]]),
-            Some(("shell", "arity-change", true)),
-        ),
+        ("ssh example.invalid 'uptime -p'", json!([["-t", "example.invalid", "uptime -p"]]), json!([["example.invalid", "uptime -p"]]), Some(("shell", "arity-change", true))),
     ];
     let Some(obs) = run_cases(ServerKind::DesktopCommander, &cases) else {
         return;
@@ -141,37 +122,13 @@ fn desktop_commander_runs_bash_login_shell_and_rewrites_ssh() {
 fn mcp_server_commands_hands_the_text_to_dash() {
     // Node's exec() runs `/bin/sh -c TEXT`: dash reads `$'…'` as `$` and a single-quoted word;
     // `\'` inside `$'…'` ends dash's single quotes: a syntax error, reported as a failed call.
+    #[rustfmt::skip]
     let cases = [
-        (
-            "argvprobe 'a != b'",
-            json!([["a != b"]]),
-            json!([["a != b"]]),
-            None,
-        ),
-        (
-            "argvprobe $'tab\\there'",
-            json!([["$tab\\there"]]),
-            json!([["tab\there"]]),
-            Some(("shell", "other", true)),
-        ),
-        (
-            "argvprobe {a,b}.txt",
-            json!([["{a,b}.txt"]]),
-            json!([["a.txt", "b.txt"]]),
-            Some(("shell", "arity-change", true)),
-        ),
-        (
-            "argvprobe \"${BASH_VERSION:+bash}\"",
-            json!([[""]]),
-            json!([["bash"]]),
-            Some(("shell", "truncation", true)),
-        ),
-        (
-            "argvprobe $'z!!$' $'!\\'z'",
-            json!([]),
-            json!([["z!!$", "!'z"]]),
-            Some(("shell", "other", false)),
-        ),
+        ("argvprobe 'a != b'", json!([["a != b"]]), json!([["a != b"]]), None),
+        ("argvprobe $'tab\\there'", json!([["$tab\\there"]]), json!([["tab\there"]]), Some(("shell", "other", true))),
+        ("argvprobe {a,b}.txt", json!([["{a,b}.txt"]]), json!([["a.txt", "b.txt"]]), Some(("shell", "arity-change", true))),
+        ("argvprobe \"${BASH_VERSION:+bash}\"", json!([[""]]), json!([["bash"]]), Some(("shell", "truncation", true))),
+        ("argvprobe $'z!!$' $'!\\'z'", json!([]), json!([["z!!$", "!'z"]]), Some(("shell", "other", false))),
     ];
     let Some(obs) = run_cases(ServerKind::ServerCommands, &cases) else {
         return;
