@@ -24,8 +24,11 @@ fn metadata() -> Value {
     serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
 }
 
-/// Package id → (name, target names by kind).
-fn packages(meta: &Value) -> BTreeMap<String, (String, Vec<(String, String)>)> {
+/// Package id → (name, its targets as (kind, name)).
+type Packages = BTreeMap<String, (String, Vec<(String, String)>)>;
+
+/// The packages of the metadata.
+fn packages(meta: &Value) -> Packages {
     meta["packages"]
         .as_array()
         .expect("packages")
@@ -53,7 +56,7 @@ fn packages(meta: &Value) -> BTreeMap<String, (String, Vec<(String, String)>)> {
 }
 
 /// The names of the packages `root` links: its normal dependencies, transitively.
-fn normal_closure(meta: &Value, names: &BTreeMap<String, (String, Vec<(String, String)>)>, root: &str) -> BTreeSet<String> {
+fn normal_closure(meta: &Value, names: &Packages, root: &str) -> BTreeSet<String> {
     let nodes: BTreeMap<&str, &Value> = meta["resolve"]["nodes"]
         .as_array()
         .expect("resolve nodes")
@@ -98,11 +101,24 @@ fn the_iec_binary_does_not_link_the_development_runs() {
     let pkgs = packages(&meta);
     let closure = normal_closure(&meta, &pkgs, "iec-cli");
     // The closure is the real one: the product crates are in it.
-    for product in ["iec-check", "iec-repair", "iec-harness", "iec-hook", "iec-mcp", "iec-shim"] {
-        assert!(closure.contains(product), "{product} missing from iec-cli's closure {closure:?}");
+    for product in [
+        "iec-check",
+        "iec-repair",
+        "iec-harness",
+        "iec-hook",
+        "iec-mcp",
+        "iec-shim",
+    ] {
+        assert!(
+            closure.contains(product),
+            "{product} missing from iec-cli's closure {closure:?}"
+        );
     }
     for dev in ["iec-lab", "iec-testkit"] {
-        assert!(!closure.contains(dev), "iec-cli links the development crate {dev}");
+        assert!(
+            !closure.contains(dev),
+            "iec-cli links the development crate {dev}"
+        );
     }
     for (name, targets) in pkgs.values() {
         let held: Vec<_> = LAB_TARGETS

@@ -16,6 +16,6 @@ pub(super) fn run(spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRu
 }
 
 /// The `Bash` tool (its `command` field) a Messages request offers.
-pub(super) fn shell_tool(body: &Value) -> Option<(String, Option<String>)> {
+pub(super) fn shell_tool(body: &Value) -> Option<super::ShellTool> {
     crate::anthropic::shell_tool_name(body).map(|t| (t, None))
 }

@@ -16,7 +16,7 @@ pub(super) fn run(spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRu
 }
 
 /// The shell tool a Responses request offers, and its field when that is not `command`.
-pub(super) fn shell_tool(body: &Value) -> Option<(String, Option<String>)> {
+pub(super) fn shell_tool(body: &Value) -> Option<super::ShellTool> {
     let t = crate::openai::shell_tool(body)?;
     let field = match t.arg {
         ShellArg::Text(f) | ShellArg::Argv(f) => f,

@@ -14,6 +14,6 @@ pub(super) fn run(spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRu
 }
 
 /// The shell tool a Gemini request declares (its `command` field).
-pub(super) fn shell_tool(body: &Value) -> Option<(String, Option<String>)> {
+pub(super) fn shell_tool(body: &Value) -> Option<super::ShellTool> {
     crate::gemini_api::shell_tool(body).map(|t| (t, None))
 }

@@ -33,12 +33,15 @@ pub trait Harness: Send + Sync {
     fn observe(&self, id: &str, r: &PayloadResult) -> Observed;
     /// The shell tool's name and the tool-input field that carries the command (`None`:
     /// `command`), read from the requests the harness sent.
-    fn tool(&self, run: &HarnessRun) -> Option<(String, Option<String>)>;
+    fn tool(&self, run: &HarnessRun) -> Option<ShellTool>;
     /// The most tool calls one launch takes.
     fn max_calls(&self) -> usize {
         200
     }
 }
+
+/// A shell tool's name and the tool-input field that carries the command (`None`: `command`).
+pub type ShellTool = (String, Option<String>);
 
 /// One of the harnesses `iec` drives, as a row of what differs between them: names, the most
 /// calls a launch takes, and its driver's install, run and observe, and how its model API
@@ -50,7 +53,7 @@ pub struct Driven {
     install: fn(&str) -> anyhow::Result<Launcher>,
     run: fn(&RunSpec, &[&str]) -> anyhow::Result<HarnessRun>,
     observe: fn(&str, &PayloadResult) -> Observed,
-    shell_tool: fn(&Value) -> Option<(String, Option<String>)>,
+    shell_tool: fn(&Value) -> Option<ShellTool>,
 }
 
 /// Claude Code.
@@ -80,7 +83,7 @@ impl Harness for Driven {
         (self.observe)(id, r)
     }
     /// The shell tool of the first main-loop request that offers one.
-    fn tool(&self, run: &HarnessRun) -> Option<(String, Option<String>)> {
+    fn tool(&self, run: &HarnessRun) -> Option<ShellTool> {
         run.requests
             .iter()
             .filter(|q| q.role.starts_with("main"))
