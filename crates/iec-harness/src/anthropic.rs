@@ -20,51 +20,38 @@ use serde_json::{json, Value};
 
 use crate::server::{
     content_text, json_response, main_requests, model_of, read_request, record, sse_response, wants_stream,
-    Inner, ModelApi, RecordedRequest, ToolResult,
+    Inner, RecordedRequest, ToolResult,
 };
 
-/// The Messages API.
-pub(crate) struct Anthropic;
+/// Adds the Messages API's endpoints.
+pub(crate) fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>> {
+    router
+        .route("/v1/messages", post(messages))
+        .route("/v1/messages/count_tokens", post(count_tokens))
+}
 
-impl ModelApi for Anthropic {
-    /// The tool's name.
-    type Tool = String;
+/// The tool result the harness sent back for script call `k`.
+pub(crate) fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult> {
+    let id = tool_use_id(k);
+    main_requests(requests).find_map(|r| tool_results(&r.body).into_iter().find(|t| t.tool_use_id == id))
+}
 
-    fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>> {
-        router
-            .route("/v1/messages", post(messages))
-            .route("/v1/messages/count_tokens", post(count_tokens))
-    }
-
-    fn shell_tool(body: &Value) -> Option<String> {
-        shell_tool_name(body)
-    }
-
-    fn turn(body: &Value) -> usize {
-        tool_results(body).len()
-    }
-
-    fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult> {
-        let id = tool_use_id(k);
-        main_requests(requests).find_map(|r| tool_results(&r.body).into_iter().find(|t| t.tool_use_id == id))
-    }
-
-    fn echoed_input(requests: &[RecordedRequest], k: usize) -> Option<Value> {
-        let id = tool_use_id(k);
-        requests.iter().find_map(|r| {
-            r.body
-                .get("messages")?
-                .as_array()?
-                .iter()
-                .filter_map(|m| m.get("content")?.as_array())
-                .flatten()
-                .find(|b| {
-                    b.get("type").and_then(Value::as_str) == Some("tool_use")
-                        && b.get("id").and_then(Value::as_str) == Some(id.as_str())
-                })
-                .and_then(|b| b.get("input").cloned())
-        })
-    }
+/// The `input` of script call `k` as the harness echoed its `tool_use` block in a later request.
+pub(crate) fn echoed_input(requests: &[RecordedRequest], k: usize) -> Option<Value> {
+    let id = tool_use_id(k);
+    requests.iter().find_map(|r| {
+        r.body
+            .get("messages")?
+            .as_array()?
+            .iter()
+            .filter_map(|m| m.get("content")?.as_array())
+            .flatten()
+            .find(|b| {
+                b.get("type").and_then(Value::as_str) == Some("tool_use")
+                    && b.get("id").and_then(Value::as_str) == Some(id.as_str())
+            })
+            .and_then(|b| b.get("input").cloned())
+    })
 }
 
 /// The id the server gives the tool_use block of call `k`.
@@ -116,20 +103,16 @@ pub fn shell_tool_name(body: &Value) -> Option<String> {
 
 /// `POST /v1/messages`.
 async fn messages(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
-    let (value, main) = read_request::<Anthropic>(&inner, &method, &uri, &body);
-    let reply = match main {
-        Some(main) => {
-            inner.think().await;
-            match main.command {
-                Some(cmd) => Reply::ToolUse {
-                    id: tool_use_id(main.turn),
-                    name: main.tool,
-                    input: json!({ "command": cmd }),
-                },
-                None => Reply::Text(inner.script.final_text.clone()),
-            }
-        }
-        None => Reply::Text(inner.script.side_text.clone()),
+    let (value, main) = read_request((&inner, &method, &uri, &body), shell_tool_name, |b| {
+        tool_results(b).len()
+    });
+    let reply = match inner.answer(main, || inner.script.side_text.clone()).await {
+        Ok((turn, name, cmd)) => Reply::ToolUse {
+            id: tool_use_id(turn),
+            name,
+            input: json!({ "command": cmd }),
+        },
+        Err(text) => Reply::Text(text),
     };
     let model = model_of(&value, "claude-replay");
     let msg_id = format!("msg_iec_{:06}", inner.requests.lock().unwrap().len());

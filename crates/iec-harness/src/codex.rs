@@ -183,7 +183,7 @@ pub fn observe_codex(id: &str, r: &PayloadResult) -> Observed {
 
 /// Runs `payloads` through real Codex in batches (one `codex exec` per batch) and observes each.
 pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
-    crate::harness::run_observed(&crate::harness::Codex, spec, payloads)
+    crate::harness::run_observed(&crate::harness::CODEX, spec, payloads)
 }
 
 /// The `iec harness run` document for Codex.

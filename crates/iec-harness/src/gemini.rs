@@ -200,10 +200,10 @@ pub fn observe_gemini(id: &str, r: &PayloadResult) -> Observed {
 }
 
 /// Runs `payloads` through real Gemini CLI in batches (one `gemini -p` per batch; one batch must
-/// fit in one prompt, see [`crate::harness::GeminiCli`]) and observes each; a call without a tool
+/// fit in one prompt, see [`crate::harness::GEMINI_CLI`]) and observes each; a call without a tool
 /// result is an error.
 pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<Observed>> {
-    crate::harness::run_observed_checked(&crate::harness::GeminiCli, spec, payloads, |p, r, run| {
+    crate::harness::run_observed_checked(&crate::harness::GEMINI_CLI, spec, payloads, |p, r, run| {
         anyhow::ensure!(
             r.tool_result.is_some(),
             "Gemini CLI {} sent no tool result for {:?}; stderr:\n{}",

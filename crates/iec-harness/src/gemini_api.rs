@@ -34,39 +34,16 @@ use axum::Router;
 use serde_json::{json, Value};
 
 use crate::server::{
-    json_response, json_status, main_requests, read_request, record, sse_response, Inner, ModelApi,
-    RecordedRequest, ToolResult,
+    json_response, json_status, main_requests, read_request, record, sse_response, Inner, RecordedRequest,
+    ToolResult,
 };
 
-/// The Gemini API.
-pub(crate) struct Gemini;
-
-impl ModelApi for Gemini {
-    /// The tool's name.
-    type Tool = String;
-
-    fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>> {
-        router
-            .route("/v1beta/models/{call}", post(models))
-            .route("/v1/models/{call}", post(models))
-            .route("/v1alpha/models/{call}", post(models))
-    }
-
-    fn shell_tool(body: &Value) -> Option<String> {
-        shell_tool(body)
-    }
-
-    fn turn(body: &Value) -> usize {
-        function_responses(body).len()
-    }
-
-    fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult> {
-        tool_result(requests, k)
-    }
-
-    fn echoed_input(requests: &[RecordedRequest], k: usize) -> Option<Value> {
-        echoed_arguments(requests, k)
-    }
+/// Adds the Gemini API's endpoints (`generateContent` and `streamGenerateContent` of any model).
+pub(crate) fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>> {
+    router
+        .route("/v1beta/models/{call}", post(models))
+        .route("/v1/models/{call}", post(models))
+        .route("/v1alpha/models/{call}", post(models))
 }
 
 /// The id the server gives the `functionCall` of script call `k`.
@@ -357,20 +334,16 @@ async fn models(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body:
             );
         }
     }
-    let (value, main) = read_request::<Gemini>(&inner, &method, &uri, &body);
-    let reply = match main {
-        Some(main) => {
-            inner.think().await;
-            match main.command {
-                Some(cmd) => Reply::Call {
-                    name: main.tool,
-                    args: json!({ "command": cmd }),
-                    id: call_id(main.turn),
-                },
-                None => Reply::Text(inner.script.final_text.clone()),
-            }
-        }
-        None => Reply::Text(side_text(&inner, &value)),
+    let (value, main) = read_request((&inner, &method, &uri, &body), shell_tool, |b| {
+        function_responses(b).len()
+    });
+    let reply = match inner.answer(main, || side_text(&inner, &value)).await {
+        Ok((turn, name, cmd)) => Reply::Call {
+            name,
+            args: json!({ "command": cmd }),
+            id: call_id(turn),
+        },
+        Err(text) => Reply::Text(text),
     };
     let n = inner.requests.lock().unwrap().len();
     let part = match &reply {

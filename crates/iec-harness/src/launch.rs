@@ -203,11 +203,12 @@ pub fn find_probe() -> anyhow::Result<PathBuf> {
         }
         dir = d.parent();
     }
-    // The iec-harness binary is the probe too when linked under the probe's names.
+    // The development command `iec-lab` (crate iec-lab) is the probe too when linked under the
+    // probe's names.
     if exe
         .file_name()
         .and_then(|n| n.to_str())
-        .is_some_and(|n| n == "iec-harness")
+        .is_some_and(|n| n == "iec-lab")
     {
         return Ok(exe);
     }

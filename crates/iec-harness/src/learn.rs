@@ -33,7 +33,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::agree::{predict, RunSpec};
-use crate::harness::{ClaudeCode, Harness};
+use crate::harness::{Harness, CLAUDE_CODE};
 use crate::launch::{HarnessRun, PayloadResult};
 
 /// What a marker is for.
@@ -494,7 +494,7 @@ impl Default for LearnOptions {
 
 /// Runs the markers through real Claude Code and learns its launch (no verification).
 pub fn learn(spec: &RunSpec) -> anyhow::Result<Learned> {
-    learn_harness(&ClaudeCode, spec, &LearnOptions { verify: 0 })
+    learn_harness(&CLAUDE_CODE, spec, &LearnOptions { verify: 0 })
 }
 
 /// Runs the markers through the real harness `h` (in as few launches as it takes), learns its
@@ -786,7 +786,7 @@ pub fn learn_from_run(
     ms: &[Marker],
     run: &HarnessRun,
 ) -> anyhow::Result<Learned> {
-    learn_from_run_with(&ClaudeCode, version, nonce, ms, run)
+    learn_from_run_with(&CLAUDE_CODE, version, nonce, ms, run)
 }
 
 /// The rewrite steps a harness may apply before rendering, as the learner tries them: none,

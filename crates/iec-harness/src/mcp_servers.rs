@@ -850,47 +850,6 @@ pub fn run_document(spec: &ServerSpec, observed: &[Observed]) -> Value {
     })
 }
 
-/// Hand-picked payloads next to the generated ones: a bash-only word for `/bin/sh`, an empty
-/// argument, shell operators inside quotes, a newline in a quoted word, `$HOME`, a command
-/// substitution, tilde, an `ssh` command (desktop-commander rewrites those).
-pub fn hand_picked() -> Vec<Payload> {
-    [
-        ("bang", "argvprobe 'a != b'"),
-        ("home", "argvprobe \"$HOME\""),
-        ("ansi-c", "argvprobe $'tab\\there'"),
-        ("brace", "argvprobe {a,b}.txt"),
-        ("bash-version", "argvprobe \"${BASH_VERSION:+bash}\""),
-        ("empty-arg", "argvprobe '' x"),
-        ("semicolon", "argvprobe 'a;b'"),
-        ("and", "argvprobe 'a && b'"),
-        ("backtick", "argvprobe '`x`'"),
-        ("newline", "argvprobe 'a\nb'"),
-        ("pipe-word", "argvprobe '|' x"),
-        ("redirect-word", "argvprobe '>' x"),
-        ("cmdsubst", "argvprobe \"$(printf sub)\""),
-        ("tilde", "argvprobe ~/x"),
-        ("ssh", "ssh example.invalid 'uptime -p'"),
-        ("backslashes", "argvprobe 'C:\\\\Users\\\\me'"),
-        ("echo-e", "argvprobe \"$(echo -e 'a\\tb')\""),
-    ]
-    .into_iter()
-    .map(|(id, c)| Payload {
-        id: format!("m-{id}"),
-        command: c.to_string(),
-    })
-    .collect()
-}
-
-/// The measurement set: `hazard_payloads(100, 1)` and [`hand_picked`].
-pub fn measurement_payloads() -> Vec<Payload> {
-    let mut v: Vec<Payload> = crate::hazard::hazard_payloads(100, 1)
-        .into_iter()
-        .map(|(id, command)| Payload { id, command })
-        .collect();
-    v.extend(hand_picked());
-    v
-}
-
 /// A one-line summary: `server@version: changed of total (refused, silent, mechanisms)`.
 pub fn summary_line(spec: &ServerSpec, s: &Summary) -> String {
     let mech: Vec<String> = s.mechanisms.iter().map(|(k, v)| format!("{k} {v}")).collect();

@@ -26,36 +26,14 @@ use serde_json::{json, Value};
 
 use crate::server::{
     content_text, json_response, main_requests, model_of, read_request, sse_response, wants_stream, Inner,
-    ModelApi, RecordedRequest, ToolResult,
+    RecordedRequest, ToolResult,
 };
 
-/// The Responses and Chat Completions APIs.
-pub(crate) struct OpenAi;
-
-impl ModelApi for OpenAi {
-    type Tool = ShellTool;
-
-    fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>> {
-        router
-            .route("/v1/responses", post(responses))
-            .route("/v1/chat/completions", post(chat_completions))
-    }
-
-    fn shell_tool(body: &Value) -> Option<ShellTool> {
-        shell_tool(body)
-    }
-
-    fn turn(body: &Value) -> usize {
-        tool_outputs(body).len()
-    }
-
-    fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult> {
-        tool_result(requests, k)
-    }
-
-    fn echoed_input(requests: &[RecordedRequest], k: usize) -> Option<Value> {
-        echoed_arguments(requests, k)
-    }
+/// Adds the Responses and Chat Completions endpoints.
+pub(crate) fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>> {
+    router
+        .route("/v1/responses", post(responses))
+        .route("/v1/chat/completions", post(chat_completions))
 }
 
 /// The call id the server gives the function call of script call `k`.
@@ -235,7 +213,7 @@ struct Answer {
 
 /// Records and reads the request, decides the reply, and thinks before a call.
 async fn answer(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes) -> Answer {
-    let (value, main) = read_request::<OpenAi>(inner, method, uri, body);
+    let (value, main) = read_request((inner, method, uri, body), shell_tool, |b| tool_outputs(b).len());
     let reply = match main {
         Some(main) => match main.command {
             Some(cmd) => Reply::Call {

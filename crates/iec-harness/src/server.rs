@@ -1,6 +1,6 @@
 //! A replay model server: on 127.0.0.1 with a random port, it plays the model for a real harness,
 //! answering from a [`Script`] and recording every request. It speaks three model APIs, one
-//! handler each behind `ModelApi`: Anthropic Messages ([`crate::anthropic`]), OpenAI Responses
+//! module each (its routes, how it reads a body, tool results, echoed calls): Anthropic Messages ([`crate::anthropic`]), OpenAI Responses
 //! and Chat Completions ([`crate::openai`]), Gemini ([`crate::gemini_api`]).
 //!
 //! **Turns.** A request is a *main-loop* request when it offers the shell tool (each API names
@@ -22,9 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::anthropic::Anthropic;
-use crate::gemini_api::Gemini;
-use crate::openai::OpenAi;
+use crate::{anthropic, gemini_api, openai};
 
 pub use crate::anthropic::{shell_tool_name, tool_results, tool_use_id};
 
@@ -115,6 +113,22 @@ impl Inner {
         }
     }
 
+    /// What the script answers a request read as `main` (`None`: a side request): a main-loop
+    /// request waits the thinking time, then gets its turn, the shell tool and the command, or,
+    /// past the script's end, the final text; a side request gets `side()`.
+    pub(crate) async fn answer<T>(
+        &self,
+        main: Option<MainTurn<T>>,
+        side: impl FnOnce() -> String,
+    ) -> Result<(usize, T, String), String> {
+        let Some(main) = main else { return Err(side()) };
+        self.think().await;
+        match main.command {
+            Some(cmd) => Ok((main.turn, main.tool, cmd)),
+            None => Err(self.script.final_text.clone()),
+        }
+    }
+
     /// Runs the script's turn hook the first time a main-loop request of `turn` arrives.
     pub(crate) fn enter_turn(&self, turn: usize) {
         let first = {
@@ -179,7 +193,7 @@ impl ReplayServer {
                         }
                     };
                     let _ = ready_tx.send(Ok(()));
-                    let app = Gemini::routes(OpenAi::routes(Anthropic::routes(Router::new())))
+                    let app = gemini_api::routes(openai::routes(anthropic::routes(Router::new())))
                         .fallback(fallback)
                         .with_state(state);
                     let _ = axum::serve(listener, app)
@@ -233,18 +247,18 @@ impl ReplayHandle {
     /// request that carries it).
     pub fn tool_result(&self, k: usize) -> Option<ToolResult> {
         let requests = self.requests();
-        Anthropic::tool_result(&requests, k)
-            .or_else(|| OpenAi::tool_result(&requests, k))
-            .or_else(|| Gemini::tool_result(&requests, k))
+        anthropic::tool_result(&requests, k)
+            .or_else(|| openai::tool_result(&requests, k))
+            .or_else(|| gemini_api::tool_result(&requests, k))
     }
 
     /// The `input` of the script's tool call `k` as the harness echoed it back in the assistant
     /// turn of a later request (the harness's own record of what the model emitted).
     pub fn echoed_input(&self, k: usize) -> Option<Value> {
         let requests = self.requests();
-        OpenAi::echoed_input(&requests, k)
-            .or_else(|| Gemini::echoed_input(&requests, k))
-            .or_else(|| Anthropic::echoed_input(&requests, k))
+        openai::echoed_arguments(&requests, k)
+            .or_else(|| gemini_api::echoed_arguments(&requests, k))
+            .or_else(|| anthropic::echoed_input(&requests, k))
     }
 
     /// Stops the server and waits for its thread.
@@ -296,24 +310,6 @@ async fn fallback(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, bod
     )
 }
 
-/// A model API the replay server speaks: where its endpoints are, how a request offers the
-/// shell tool and how far its conversation is, and where a later request carries the harness's
-/// tool result and its echo of a call.
-pub(crate) trait ModelApi {
-    /// The shell tool as a request offers it.
-    type Tool;
-    /// Adds this API's endpoints.
-    fn routes(router: Router<Arc<Inner>>) -> Router<Arc<Inner>>;
-    /// The shell tool a request offers (`None`: a side request).
-    fn shell_tool(body: &Value) -> Option<Self::Tool>;
-    /// The number of tool results a request's conversation carries: its turn.
-    fn turn(body: &Value) -> usize;
-    /// The tool result the harness sent back for script call `k`.
-    fn tool_result(requests: &[RecordedRequest], k: usize) -> Option<ToolResult>;
-    /// The arguments of script call `k` as the harness echoed them in a later request.
-    fn echoed_input(requests: &[RecordedRequest], k: usize) -> Option<Value>;
-}
-
 /// A main-loop request as read: its turn, the shell tool it offers, and the script's command for
 /// the turn (`None` past the script's end: the final text answers).
 pub(crate) struct MainTurn<T> {
@@ -322,17 +318,18 @@ pub(crate) struct MainTurn<T> {
     pub(crate) command: Option<String>,
 }
 
-/// Records a request to API `A` as `main:<turn>` or `side`, and reads it: a main-loop request
-/// enters its turn (the script's turn hook runs the first time) and gets its [`MainTurn`].
-pub(crate) fn read_request<A: ModelApi>(
-    inner: &Inner,
-    method: &Method,
-    uri: &Uri,
-    body: &Bytes,
-) -> (Value, Option<MainTurn<A::Tool>>) {
+/// Records a request as `main:<turn>` or `side` and reads it as its API does: `shell_tool`, the
+/// shell tool the body offers (`None`: a side request), and `turn`, the number of tool results
+/// its conversation carries. A main-loop request enters its turn (the script's turn hook runs
+/// the first time) and gets its [`MainTurn`].
+pub(crate) fn read_request<T>(
+    (inner, method, uri, body): (&Inner, &Method, &Uri, &Bytes),
+    shell_tool: fn(&Value) -> Option<T>,
+    turn: fn(&Value) -> usize,
+) -> (Value, Option<MainTurn<T>>) {
     let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let tool = A::shell_tool(&value);
-    let turn = A::turn(&value);
+    let tool = shell_tool(&value);
+    let turn = turn(&value);
     let role = match &tool {
         Some(_) => format!("main:{turn}"),
         None => "side".to_string(),

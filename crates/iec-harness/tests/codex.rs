@@ -6,7 +6,7 @@
 mod support;
 
 use iec_harness::codex::{observe_codex, CODEX_VERSION};
-use iec_harness::harness::Codex;
+use iec_harness::harness::CODEX;
 use iec_harness::{install_codex, HarnessRun, ReplayServer, Script};
 use serde_json::{json, Value};
 use support::{argvs, direct_argvs, is_pid_arg, sse_data, v, BANG, CRLF, PID, PRINTF, QUOTES};
@@ -26,7 +26,7 @@ fn install_or_skip() -> bool {
 
 /// One `codex exec` of `payloads`, checked (see `support::check_launch`); `None` when skipped.
 fn run(payloads: &[&str]) -> Option<HarnessRun> {
-    support::harness_launch(&Codex, CODEX_VERSION, install_or_skip, payloads)
+    support::harness_launch(&CODEX, CODEX_VERSION, install_or_skip, payloads)
 }
 
 /// The text Codex's snapshot wrapper hands the second bash: `exec '/bin/bash' -c '<cmd>'` with

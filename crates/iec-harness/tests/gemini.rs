@@ -7,7 +7,7 @@
 mod support;
 
 use iec_harness::gemini::{install_gemini_cli, observe_gemini, GEMINI_CLI_VERSION};
-use iec_harness::harness::GeminiCli;
+use iec_harness::harness::GEMINI_CLI;
 use iec_harness::{HarnessRun, PayloadResult, ReplayServer, Script};
 use serde_json::{json, Value};
 use support::{argvs, direct_argvs, post, v, BANG, CRLF, PID, PRINTF, QUOTES};
@@ -25,7 +25,7 @@ fn install_or_skip() -> bool {
 
 /// One `gemini -p` of `payloads`, checked (see `support::check_launch`); `None` when skipped.
 fn run(payloads: &[&str]) -> Option<HarnessRun> {
-    support::harness_launch(&GeminiCli, GEMINI_CLI_VERSION, install_or_skip, payloads)
+    support::harness_launch(&GEMINI_CLI, GEMINI_CLI_VERSION, install_or_skip, payloads)
 }
 
 /// Checks that `outer` is Gemini CLI 0.61.0's wrapper around `cmd`: the `shopt -u` guard, an

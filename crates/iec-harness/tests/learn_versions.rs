@@ -187,57 +187,62 @@ fn assert_predicts_as_builtin(l: &Learned, builtin: &str) {
     );
 }
 
-#[test]
-fn learned_codex_agrees_with_real_runs() {
-    let v = iec_harness::codex::CODEX_VERSION;
-    let Some(l) = learn_and_agree(&format!("codex@{v}"), Some("codex-exec-command-linux")) else {
+/// Learns `spec_text` (agreeing with real runs and with the built-in launch `builtin`), asserts
+/// that its shell tool is `tool`, then `checks`, then that it predicts as `builtin` does.
+fn learned_as_builtin(spec_text: &str, builtin: &str, tool: &str, checks: impl FnOnce(&Learned)) {
+    let Some(l) = learn_and_agree(spec_text, Some(builtin)) else {
         return;
     };
-    assert_eq!(l.launch.tool, "exec_command");
-    assert_eq!(l.launch.command_field(), "cmd");
-    assert_eq!(l.launch.spawn.argv, ["/bin/bash", "-c", "{{wrapper}}"]);
-    assert!(!l.launch.spawn.login);
-    let w = l.launch.wrapper.as_ref().expect("a wrapper was learned");
-    assert_eq!(w.payload, "single-quote");
-    assert!(w.inner_shell && !w.eval);
-    assert!(
-        w.template.ends_with("\nexec '/bin/bash' -c {{payload}}"),
-        "{}",
-        w.template
-    );
-    assert!(w.template.contains("{{snapshot}}"), "{}", w.template);
-    assert!(l.launch.rewrite.is_none());
-    assert_predicts_as_builtin(&l, "codex-exec-command-linux");
+    assert_eq!(l.launch.tool, tool);
+    checks(&l);
+    assert_predicts_as_builtin(&l, builtin);
+}
+
+#[test]
+fn learned_codex_agrees_with_real_runs() {
+    let spec = format!("codex@{}", iec_harness::codex::CODEX_VERSION);
+    learned_as_builtin(&spec, "codex-exec-command-linux", "exec_command", |l| {
+        assert_eq!(l.launch.command_field(), "cmd");
+        assert_eq!(l.launch.spawn.argv, ["/bin/bash", "-c", "{{wrapper}}"]);
+        assert!(!l.launch.spawn.login);
+        let w = l.launch.wrapper.as_ref().expect("a wrapper was learned");
+        assert_eq!(w.payload, "single-quote");
+        assert!(w.inner_shell && !w.eval);
+        assert!(
+            w.template.ends_with("\nexec '/bin/bash' -c {{payload}}"),
+            "{}",
+            w.template
+        );
+        assert!(w.template.contains("{{snapshot}}"), "{}", w.template);
+        assert!(l.launch.rewrite.is_none());
+    });
 }
 
 #[test]
 fn learned_gemini_cli_agrees_with_real_runs() {
-    let v = iec_harness::gemini::GEMINI_CLI_VERSION;
-    let Some(l) = learn_and_agree(&format!("gemini-cli@{v}"), Some("gemini-cli-linux")) else {
-        return;
-    };
-    assert_eq!(l.launch.tool, "run_shell_command");
-    assert_eq!(l.launch.spawn.argv.len(), 3);
-    assert!(l.launch.spawn.argv[0].starts_with('/') && l.launch.spawn.argv[0].ends_with("/bash"));
-    assert_eq!(l.launch.spawn.argv[1..], ["-c", "{{wrapper}}"]);
-    let w = l.launch.wrapper.as_ref().expect("a wrapper was learned");
-    assert_eq!(w.payload, "raw");
-    assert!(!w.eval && !w.inner_shell);
-    assert_eq!(
-        l.launch.rewrite.as_ref().map(|r| r.steps.clone()),
-        Some(vec![
-            "gemini-strip-shell-wrapper".to_string(),
-            "gemini-trim".to_string()
-        ])
-    );
-    assert!(
-        l.launch
-            .validate
-            .reject_command_substitution
-            .as_deref()
-            .is_some_and(|m| m.contains("Command injection detected")),
-        "{:?}",
-        l.launch.validate
-    );
-    assert_predicts_as_builtin(&l, "gemini-cli-linux");
+    let spec = format!("gemini-cli@{}", iec_harness::gemini::GEMINI_CLI_VERSION);
+    learned_as_builtin(&spec, "gemini-cli-linux", "run_shell_command", |l| {
+        assert_eq!(l.launch.spawn.argv.len(), 3);
+        assert!(l.launch.spawn.argv[0].starts_with('/') && l.launch.spawn.argv[0].ends_with("/bash"));
+        assert_eq!(l.launch.spawn.argv[1..], ["-c", "{{wrapper}}"]);
+        let w = l.launch.wrapper.as_ref().expect("a wrapper was learned");
+        assert_eq!(w.payload, "raw");
+        assert!(!w.eval && !w.inner_shell);
+        assert_eq!(
+            l.launch.rewrite.as_ref().map(|r| r.steps.clone()),
+            Some(vec![
+                "gemini-strip-shell-wrapper".to_string(),
+                "gemini-trim".to_string()
+            ])
+        );
+        assert!(
+            l.launch
+                .validate
+                .reject_command_substitution
+                .as_deref()
+                .is_some_and(|m| m.contains("Command injection detected")),
+            "{:?}",
+            l.launch.validate
+        );
+    });
 }

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use iec_harness::agree::{Observed, Payload};
 use iec_harness::mcp_servers::{
-    client_python, install, measurement_payloads, run_observed, summarize, summary_line, McpRunOptions,
-    ServerKind, ServerSpec, Summary,
+    client_python, install, run_observed, summarize, summary_line, McpRunOptions, ServerKind, ServerSpec,
+    Summary,
 };
 use serde_json::{json, Value};
 
@@ -93,32 +93,13 @@ fn run_cases(kind: ServerKind, cases: &[(&str, Value, Value, Change)]) -> Option
 
 #[test]
 fn desktop_commander_runs_bash_login_shell_and_rewrites_ssh() {
+    #[rustfmt::skip]
     let cases = [
-        (
-            "argvprobe 'a != b'",
-            json!([["a != b"]]),
-            json!([["a != b"]]),
-            None,
-        ),
-        (
-            "argvprobe $'tab\\there' {a,b}",
-            json!([["tab\there", "a", "b"]]),
-            json!([["tab\there", "a", "b"]]),
-            None,
-        ),
-        (
-            "argvprobe \"${BASH_VERSION:+bash}\"",
-            json!([["bash"]]),
-            json!([["bash"]]),
-            None,
-        ),
+        ("argvprobe 'a != b'", json!([["a != b"]]), json!([["a != b"]]), None),
+        ("argvprobe $'tab\\there' {a,b}", json!([["tab\there", "a", "b"]]), json!([["tab\there", "a", "b"]]), None),
+        ("argvprobe \"${BASH_VERSION:+bash}\"", json!([["bash"]]), json!([["bash"]]), None),
         // `ssh …` becomes `ssh -t …` before the shell runs it.
-        (
-            "ssh example.invalid 'uptime -p'",
-            json!([["-t", "example.invalid", "uptime -p"]]),
-            json!([["example.invalid", "uptime -p"]]),
-            Some(("shell", "arity-change", true)),
-        ),
+        ("ssh example.invalid 'uptime -p'", json!([["-t", "example.invalid", "uptime -p"]]), json!([["example.invalid", "uptime -p"]]), Some(("shell", "arity-change", true))),
     ];
     let Some(obs) = run_cases(ServerKind::DesktopCommander, &cases) else {
         return;
@@ -141,37 +122,13 @@ fn desktop_commander_runs_bash_login_shell_and_rewrites_ssh() {
 fn mcp_server_commands_hands_the_text_to_dash() {
     // Node's exec() runs `/bin/sh -c TEXT`: dash reads `$'…'` as `$` and a single-quoted word;
     // `\'` inside `$'…'` ends dash's single quotes: a syntax error, reported as a failed call.
+    #[rustfmt::skip]
     let cases = [
-        (
-            "argvprobe 'a != b'",
-            json!([["a != b"]]),
-            json!([["a != b"]]),
-            None,
-        ),
-        (
-            "argvprobe $'tab\\there'",
-            json!([["$tab\\there"]]),
-            json!([["tab\there"]]),
-            Some(("shell", "other", true)),
-        ),
-        (
-            "argvprobe {a,b}.txt",
-            json!([["{a,b}.txt"]]),
-            json!([["a.txt", "b.txt"]]),
-            Some(("shell", "arity-change", true)),
-        ),
-        (
-            "argvprobe \"${BASH_VERSION:+bash}\"",
-            json!([[""]]),
-            json!([["bash"]]),
-            Some(("shell", "truncation", true)),
-        ),
-        (
-            "argvprobe $'z!!$' $'!\\'z'",
-            json!([]),
-            json!([["z!!$", "!'z"]]),
-            Some(("shell", "other", false)),
-        ),
+        ("argvprobe 'a != b'", json!([["a != b"]]), json!([["a != b"]]), None),
+        ("argvprobe $'tab\\there'", json!([["$tab\\there"]]), json!([["tab\there"]]), Some(("shell", "other", true))),
+        ("argvprobe {a,b}.txt", json!([["{a,b}.txt"]]), json!([["a.txt", "b.txt"]]), Some(("shell", "arity-change", true))),
+        ("argvprobe \"${BASH_VERSION:+bash}\"", json!([[""]]), json!([["bash"]]), Some(("shell", "truncation", true))),
+        ("argvprobe $'z!!$' $'!\\'z'", json!([]), json!([["z!!$", "!'z"]]), Some(("shell", "other", false))),
     ];
     let Some(obs) = run_cases(ServerKind::ServerCommands, &cases) else {
         return;
@@ -239,6 +196,47 @@ fn mcp_shell_server_execs_argv_drops_empty_and_refuses_operators() {
         json!([[">", "x"]]),
         Some(("spawn", "arity-change", true)),
     );
+}
+
+/// Hand-picked payloads next to the generated ones: a bash-only word for `/bin/sh`, an empty
+/// argument, shell operators inside quotes, a newline in a quoted word, `$HOME`, a command
+/// substitution, tilde, an `ssh` command (desktop-commander rewrites those).
+fn hand_picked() -> Vec<Payload> {
+    [
+        ("bang", "argvprobe 'a != b'"),
+        ("home", "argvprobe \"$HOME\""),
+        ("ansi-c", "argvprobe $'tab\\there'"),
+        ("brace", "argvprobe {a,b}.txt"),
+        ("bash-version", "argvprobe \"${BASH_VERSION:+bash}\""),
+        ("empty-arg", "argvprobe '' x"),
+        ("semicolon", "argvprobe 'a;b'"),
+        ("and", "argvprobe 'a && b'"),
+        ("backtick", "argvprobe '`x`'"),
+        ("newline", "argvprobe 'a\nb'"),
+        ("pipe-word", "argvprobe '|' x"),
+        ("redirect-word", "argvprobe '>' x"),
+        ("cmdsubst", "argvprobe \"$(printf sub)\""),
+        ("tilde", "argvprobe ~/x"),
+        ("ssh", "ssh example.invalid 'uptime -p'"),
+        ("backslashes", "argvprobe 'C:\\\\Users\\\\me'"),
+        ("echo-e", "argvprobe \"$(echo -e 'a\\tb')\""),
+    ]
+    .into_iter()
+    .map(|(id, c)| Payload {
+        id: format!("m-{id}"),
+        command: c.to_string(),
+    })
+    .collect()
+}
+
+/// The measurement set: `hazard_payloads(100, 1)` and [`hand_picked`].
+fn measurement_payloads() -> Vec<Payload> {
+    let mut v: Vec<Payload> = iec_harness::hazard_payloads(100, 1)
+        .into_iter()
+        .map(|(id, command)| Payload { id, command })
+        .collect();
+    v.extend(hand_picked());
+    v
 }
 
 /// The table of docs/findings/mcp-servers.md: 100 generated hazard payloads

@@ -3,37 +3,19 @@
 //! refused unless `IS_SANDBOX=1`, which the driver sets (a user of a root container does the
 //! same).
 
-use super::Harness;
-use crate::agree::{observe, Observed, RunSpec};
-use crate::driver::{install_claude_code, run_claude_code_with, HarnessRun, PayloadResult, RunOptions};
+use serde_json::Value;
 
-/// Claude Code.
-pub struct ClaudeCode;
+use crate::agree::RunSpec;
+use crate::driver::{run_claude_code_with, HarnessRun, RunOptions};
 
-impl Harness for ClaudeCode {
-    fn name(&self) -> &'static str {
-        "claude-code"
-    }
-    fn title(&self) -> &'static str {
-        "Claude Code"
-    }
-    fn install(&self, version: &str) -> anyhow::Result<()> {
-        install_claude_code(version).map(|_| ())
-    }
-    fn run(&self, spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRun> {
-        // The harness as it is: no hook of ours in its settings.
-        let mut ro = RunOptions::for_spec(spec, commands);
-        ro.hook_witness = false;
-        run_claude_code_with(&ro)
-    }
-    fn observe(&self, id: &str, r: &PayloadResult) -> Observed {
-        observe(id, r)
-    }
-    fn tool(&self, run: &HarnessRun) -> Option<(String, Option<String>)> {
-        run.requests
-            .iter()
-            .filter(|q| q.role.starts_with("main"))
-            .find_map(|q| crate::anthropic::shell_tool_name(&q.body))
-            .map(|t| (t, None))
-    }
+/// One launch as a user runs it: no hook of ours in its settings.
+pub(super) fn run(spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRun> {
+    let mut ro = RunOptions::for_spec(spec, commands);
+    ro.hook_witness = false;
+    run_claude_code_with(&ro)
+}
+
+/// The `Bash` tool (its `command` field) a Messages request offers.
+pub(super) fn shell_tool(body: &Value) -> Option<super::ShellTool> {
+    crate::anthropic::shell_tool_name(body).map(|t| (t, None))
 }

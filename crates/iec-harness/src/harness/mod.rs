@@ -4,17 +4,17 @@
 //! code over this trait; each harness is one file here.
 
 use anyhow::bail;
+use serde_json::Value;
 
-use crate::agree::{Observed, Payload, RunSpec};
-use crate::launch::{HarnessRun, PayloadResult};
+use crate::agree::{observe, Observed, Payload, RunSpec};
+use crate::codex::{install_codex, observe_codex};
+use crate::driver::install_claude_code;
+use crate::gemini::{install_gemini_cli, observe_gemini};
+use crate::launch::{HarnessRun, Launcher, PayloadResult};
 
 mod claude_code;
 mod codex;
 mod gemini;
-
-pub use claude_code::ClaudeCode;
-pub use codex::Codex;
-pub use gemini::GeminiCli;
 
 /// A real harness the learner can drive.
 pub trait Harness: Send + Sync {
@@ -33,10 +33,64 @@ pub trait Harness: Send + Sync {
     fn observe(&self, id: &str, r: &PayloadResult) -> Observed;
     /// The shell tool's name and the tool-input field that carries the command (`None`:
     /// `command`), read from the requests the harness sent.
-    fn tool(&self, run: &HarnessRun) -> Option<(String, Option<String>)>;
+    fn tool(&self, run: &HarnessRun) -> Option<ShellTool>;
     /// The most tool calls one launch takes.
     fn max_calls(&self) -> usize {
         200
+    }
+}
+
+/// A shell tool's name and the tool-input field that carries the command (`None`: `command`).
+pub type ShellTool = (String, Option<String>);
+
+/// One of the harnesses `iec` drives, as a row of what differs between them: names, the most
+/// calls a launch takes, and its driver's install, run and observe, and how its model API
+/// offers the shell tool (each harness's file below this module says more).
+pub struct Driven {
+    name: &'static str,
+    title: &'static str,
+    max_calls: usize,
+    install: fn(&str) -> anyhow::Result<Launcher>,
+    run: fn(&RunSpec, &[&str]) -> anyhow::Result<HarnessRun>,
+    observe: fn(&str, &PayloadResult) -> Observed,
+    shell_tool: fn(&Value) -> Option<ShellTool>,
+}
+
+/// Claude Code.
+#[rustfmt::skip]
+pub const CLAUDE_CODE: Driven = Driven { name: "claude-code", title: "Claude Code", max_calls: 200, install: install_claude_code, run: claude_code::run, observe, shell_tool: claude_code::shell_tool };
+/// Codex CLI.
+#[rustfmt::skip]
+pub const CODEX: Driven = Driven { name: "codex", title: "Codex", max_calls: usize::MAX, install: install_codex, run: codex::run, observe: observe_codex, shell_tool: codex::shell_tool };
+/// Gemini CLI.
+#[rustfmt::skip]
+pub const GEMINI_CLI: Driven = Driven { name: "gemini-cli", title: "Gemini CLI", max_calls: 90, install: install_gemini_cli, run: gemini::run, observe: observe_gemini, shell_tool: gemini::shell_tool };
+
+impl Harness for Driven {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn title(&self) -> &'static str {
+        self.title
+    }
+    fn install(&self, version: &str) -> anyhow::Result<()> {
+        (self.install)(version).map(|_| ())
+    }
+    fn run(&self, spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRun> {
+        (self.run)(spec, commands)
+    }
+    fn observe(&self, id: &str, r: &PayloadResult) -> Observed {
+        (self.observe)(id, r)
+    }
+    /// The shell tool of the first main-loop request that offers one.
+    fn tool(&self, run: &HarnessRun) -> Option<ShellTool> {
+        run.requests
+            .iter()
+            .filter(|q| q.role.starts_with("main"))
+            .find_map(|q| (self.shell_tool)(&q.body))
+    }
+    fn max_calls(&self) -> usize {
+        self.max_calls
     }
 }
 
@@ -46,9 +100,9 @@ pub fn parse(spec: &str) -> anyhow::Result<(Box<dyn Harness>, String)> {
         bail!("unsupported harness {spec:?} (expected claude-code@VERSION, codex@VERSION or gemini-cli@VERSION)");
     };
     let h: Box<dyn Harness> = match name {
-        "claude-code" => Box::new(ClaudeCode),
-        "codex" => Box::new(Codex),
-        "gemini-cli" => Box::new(GeminiCli),
+        "claude-code" => Box::new(CLAUDE_CODE),
+        "codex" => Box::new(CODEX),
+        "gemini-cli" => Box::new(GEMINI_CLI),
         _ => bail!("unsupported harness {spec:?} (expected claude-code@VERSION, codex@VERSION or gemini-cli@VERSION)"),
     };
     Ok((h, version.to_string()))

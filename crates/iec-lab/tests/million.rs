@@ -43,7 +43,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-const PROBE: &str = env!("CARGO_BIN_EXE_iec-repair-hexprobe");
+const PROBE: &str = env!("CARGO_BIN_EXE_iec-hexprobe");
 /// Longest `-c` text of one batch (execve takes at most 131,072 bytes per argument).
 const BATCH_BYTES: usize = 120_000;
 const BATCH_CASES: usize = 64;

@@ -1,10 +1,12 @@
-//! `iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] [--hook-command CMD] PAYLOAD...`
+//! The development runs' command line (not the product's: that is `iec harness run|learn|agree`).
+//!
+//! `iec-lab claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] [--hook-command CMD] PAYLOAD...`
 //!
 //! Runs real Claude Code VERSION (installed from npm into ~/.cache/iec/harnesses unless --bin is
 //! given) against the replay server, one Bash tool call per PAYLOAD, and prints what each
 //! witness saw, next to the same payload run as `bash -c PAYLOAD`.
-//! `iec-harness install VERSION` only installs and prints the launcher.
-//! `iec-harness hazard N SEED` prints the generated hazard payloads as JSON Lines.
+//! `iec-lab install VERSION` only installs and prints the launcher.
+//! `iec-lab hazard N SEED` prints the generated hazard payloads as JSON Lines.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,7 +15,7 @@ use iec_harness::{install_claude_code, run_claude_code_with, RunOptions};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: iec-harness claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] [--hook-command CMD] PAYLOAD...\n       iec-harness install VERSION\n       iec-harness hazard N SEED"
+        "usage: iec-lab claude-code VERSION [--bin PATH] [--timeout SECS] [--json] [--no-hook] [--hook-command CMD] PAYLOAD...\n       iec-lab install VERSION\n       iec-lab hazard N SEED"
     );
     std::process::exit(2);
 }
@@ -30,7 +32,7 @@ fn main() {
     let sub = args.next().unwrap_or_else(|| usage());
     match sub.as_str() {
         "hazard" => {
-            // `iec-harness hazard N SEED`: the generated payloads as JSON Lines {"id","command"}.
+            // `iec-lab hazard N SEED`: the generated payloads as JSON Lines {"id","command"}.
             let n = args
                 .next()
                 .and_then(|s| s.parse().ok())
@@ -48,7 +50,7 @@ fn main() {
             match install_claude_code(&v) {
                 Ok(l) => println!("{}", serde_json::to_string(&l).unwrap()),
                 Err(e) => {
-                    eprintln!("iec-harness: {e:#}");
+                    eprintln!("iec-lab: {e:#}");
                     std::process::exit(2);
                 }
             }
@@ -89,7 +91,7 @@ fn main() {
             let run = match run_claude_code_with(&opts) {
                 Ok(r) => r,
                 Err(e) => {
-                    eprintln!("iec-harness: {e:#}");
+                    eprintln!("iec-lab: {e:#}");
                     std::process::exit(2);
                 }
             };
