@@ -445,3 +445,59 @@ fn every_crate_has_a_current_readme() {
     problems.sort();
     assert!(problems.is_empty(), "crate READMEs:\n{}", problems.join("\n"));
 }
+
+/// The iec crates a manifest's `[dependencies]` (or `[dev-dependencies]`) name, without `iec-`.
+fn iec_deps(manifest: &str, table: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut inside = false;
+    for l in manifest.lines() {
+        if l.starts_with('[') {
+            inside = l.trim() == table;
+        } else if inside {
+            if let Some(rest) = l.strip_prefix("iec-") {
+                out.insert(rest.split([' ', '=', '.']).next().unwrap().to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_crate_map_of_docs_architecture_matches_the_manifests() {
+    let root = root();
+    let text = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let set = |cell: &str| -> BTreeSet<String> {
+        cell.split(',')
+            .map(|w| w.trim().to_string())
+            .filter(|w| !w.is_empty() && w != "—")
+            .collect()
+    };
+    let mut deps = BTreeMap::new();
+    let mut dev = BTreeMap::new();
+    for e in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = e.unwrap().path();
+        let Ok(m) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        let name = dir.file_name().unwrap().to_string_lossy().trim_start_matches("iec-").to_string();
+        deps.insert(name.clone(), iec_deps(&m, "[dependencies]"));
+        dev.insert(name, iec_deps(&m, "[dev-dependencies]"));
+    }
+    let mut seen = BTreeSet::new();
+    for line in text.lines().filter(|l| l.starts_with("| [`iec-")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let name = cells[0].split('`').nth(1).unwrap().trim_start_matches("iec-").to_string();
+        let (uses, used_by) = (cells[2], cells[3].trim_end_matches(" |"));
+        let want_uses = deps.get(&name).unwrap_or_else(|| panic!("docs/architecture.md: no crate iec-{name}"));
+        assert_eq!(&set(uses), want_uses, "docs/architecture.md: what iec-{name} uses");
+        let (table, cell) = match used_by.strip_prefix("tests and benchmarks of ") {
+            Some(rest) => (&dev, rest),
+            None => (&deps, used_by),
+        };
+        let want_used_by: BTreeSet<String> =
+            table.iter().filter(|(_, d)| d.contains(&name)).map(|(n, _)| n.clone()).collect();
+        assert_eq!(set(cell), want_used_by, "docs/architecture.md: what uses iec-{name}");
+        seen.insert(name);
+    }
+    assert_eq!(seen, deps.keys().cloned().collect(), "docs/architecture.md: the crate map names every crate");
+}
