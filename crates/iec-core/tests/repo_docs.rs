@@ -479,25 +479,52 @@ fn the_crate_map_of_docs_architecture_matches_the_manifests() {
         let Ok(m) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
             continue;
         };
-        let name = dir.file_name().unwrap().to_string_lossy().trim_start_matches("iec-").to_string();
+        let name = dir
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .trim_start_matches("iec-")
+            .to_string();
         deps.insert(name.clone(), iec_deps(&m, "[dependencies]"));
         dev.insert(name, iec_deps(&m, "[dev-dependencies]"));
     }
     let mut seen = BTreeSet::new();
     for line in text.lines().filter(|l| l.starts_with("| [`iec-")) {
         let cells: Vec<&str> = line.split(" | ").collect();
-        let name = cells[0].split('`').nth(1).unwrap().trim_start_matches("iec-").to_string();
+        let name = cells[0]
+            .split('`')
+            .nth(1)
+            .unwrap()
+            .trim_start_matches("iec-")
+            .to_string();
         let (uses, used_by) = (cells[2], cells[3].trim_end_matches(" |"));
-        let want_uses = deps.get(&name).unwrap_or_else(|| panic!("docs/architecture.md: no crate iec-{name}"));
-        assert_eq!(&set(uses), want_uses, "docs/architecture.md: what iec-{name} uses");
+        let want_uses = deps
+            .get(&name)
+            .unwrap_or_else(|| panic!("docs/architecture.md: no crate iec-{name}"));
+        assert_eq!(
+            &set(uses),
+            want_uses,
+            "docs/architecture.md: what iec-{name} uses"
+        );
         let (table, cell) = match used_by.strip_prefix("tests and benchmarks of ") {
             Some(rest) => (&dev, rest),
             None => (&deps, used_by),
         };
-        let want_used_by: BTreeSet<String> =
-            table.iter().filter(|(_, d)| d.contains(&name)).map(|(n, _)| n.clone()).collect();
-        assert_eq!(set(cell), want_used_by, "docs/architecture.md: what uses iec-{name}");
+        let want_used_by: BTreeSet<String> = table
+            .iter()
+            .filter(|(_, d)| d.contains(&name))
+            .map(|(n, _)| n.clone())
+            .collect();
+        assert_eq!(
+            set(cell),
+            want_used_by,
+            "docs/architecture.md: what uses iec-{name}"
+        );
         seen.insert(name);
     }
-    assert_eq!(seen, deps.keys().cloned().collect(), "docs/architecture.md: the crate map names every crate");
+    assert_eq!(
+        seen,
+        deps.keys().cloned().collect(),
+        "docs/architecture.md: the crate map names every crate"
+    );
 }
