@@ -404,15 +404,20 @@ fn citations_are_found_where_they_are_written() {
     assert_eq!(comment("\"tree/c/r.md\" = \"r\"", "toml"), None);
 }
 
+/// Each crate's directory and manifest.
+fn crates(root: &Path) -> Vec<(PathBuf, String)> {
+    std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|dir| Some((dir.clone(), std::fs::read_to_string(dir.join("Cargo.toml")).ok()?)))
+        .collect()
+}
+
 #[test]
 fn every_crate_has_a_current_readme() {
     let root = root();
     let mut problems = vec![];
-    for e in std::fs::read_dir(root.join("crates")).unwrap() {
-        let dir = e.unwrap().path();
-        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
-            continue;
-        };
+    for (dir, manifest) in crates(&root) {
         let name = manifest
             .lines()
             .find_map(|l| l.strip_prefix("name = \""))
@@ -474,11 +479,7 @@ fn the_crate_map_of_docs_architecture_matches_the_manifests() {
     };
     let mut deps = BTreeMap::new();
     let mut dev = BTreeMap::new();
-    for e in std::fs::read_dir(root.join("crates")).unwrap() {
-        let dir = e.unwrap().path();
-        let Ok(m) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
-            continue;
-        };
+    for (dir, m) in crates(&root) {
         let name = dir
             .file_name()
             .unwrap()
