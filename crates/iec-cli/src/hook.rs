@@ -34,11 +34,10 @@ pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool, shim: boo
     let path = match settings {
         Some(p) => p,
         None => {
-            let base = std::env::var_os("CLAUDE_CONFIG_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| {
-                    PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".claude")
-                });
+            let config = iec_core::config::current();
+            let base = config
+                .claude_config_dir
+                .unwrap_or_else(|| config.home.unwrap_or_default().join(".claude"));
             base.join("settings.json")
         }
     };

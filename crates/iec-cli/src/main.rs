@@ -312,6 +312,11 @@ fn call_of(src: &Source, launch: &iec_launches::Launch) -> Result<std::result::R
 }
 
 fn run(cli: Cli) -> Result<i32> {
+    // An environment variable with a bad value is an error naming it, before anything runs; the
+    // hook answers `ask` with it instead (it never fails the agent's turn).
+    if !matches!(cli.command, Cmd::Hook { .. }) {
+        iec_core::config::Config::from_env()?;
+    }
     match cli.command {
         Cmd::Check {
             launch,

@@ -5,8 +5,13 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 fn iec(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
+    iec_env(args, stdin, &[])
+}
+
+fn iec_env(args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iec"))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -598,4 +603,43 @@ fn an_unwritable_stdout_is_a_runtime_error() {
         err.starts_with("iec: cannot write to stdout: No space left on device"),
         "{err}"
     );
+}
+
+/// An environment variable with a bad value (`iec_core::config`) is an error naming it: `iec`
+/// exits 2 before doing anything; the hook asks the user with it (it never fails the turn, and
+/// never lets the call through unjudged).
+#[test]
+fn a_bad_environment_value_is_an_error_naming_the_variable() {
+    let (code, out, err) = iec_env(&["launches"], b"", &[("IEC_WITNESS_TIMEOUT_SECS", "abc")]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            2,
+            "",
+            "iec: environment variable IEC_WITNESS_TIMEOUT_SECS=\"abc\": expected a number of seconds above 0 (decimals allowed); fix or unset it\n"
+        )
+    );
+    // Empty is unset: the default.
+    let (code, _, err) = iec_env(&["launches"], b"", &[("IEC_WITNESS_TIMEOUT_SECS", "")]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let doc = |tool: &str| {
+        serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": tool,
+                           "tool_input": {"command": "printf '%s' 'a != b'"}})
+        .to_string()
+    };
+    let bad = [("IEC_DAEMON", "0"), ("IEC_INTENT_TTL_SECS", "1h")];
+    let (code, out, _) = iec_env(&["hook", "claude-code"], doc("Bash").as_bytes(), &bad);
+    assert_eq!(code, 0);
+    let h = &json(&out)["hookSpecificOutput"];
+    assert_eq!(h["permissionDecision"], "ask");
+    assert!(
+        h["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .ends_with("environment variable IEC_INTENT_TTL_SECS=\"1h\": expected a whole number of seconds; fix or unset it"),
+        "{h}"
+    );
+    // Not a Bash call: not the hook's to judge, nothing said.
+    let (code, out, _) = iec_env(&["hook", "claude-code"], doc("Read").as_bytes(), &bad);
+    assert_eq!((code, out.as_str()), (0, ""));
 }

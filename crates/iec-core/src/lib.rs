@@ -9,6 +9,7 @@ the whole story; its JSON shape is a stable interface (fields are added, never r
 */
 #![deny(missing_docs)]
 
+pub mod config;
 mod diff;
 mod exposure;
 pub mod json;

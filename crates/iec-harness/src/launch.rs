@@ -179,8 +179,10 @@ pub struct HarnessRun {
 
 /// The project's cache directory: `~/.cache/iec`.
 pub fn cache_dir() -> anyhow::Result<PathBuf> {
-    let home = std::env::var_os("HOME").context("HOME is not set")?;
-    Ok(PathBuf::from(home).join(".cache/iec"))
+    let home = iec_core::config::Config::from_env()?
+        .home
+        .context("HOME is not set")?;
+    Ok(home.join(".cache/iec"))
 }
 
 /// The cache directory for installed harnesses: `~/.cache/iec/harnesses`.
@@ -190,8 +192,8 @@ pub fn harness_cache_dir() -> anyhow::Result<PathBuf> {
 
 /// Finds the argv probe program.
 pub fn find_probe() -> anyhow::Result<PathBuf> {
-    if let Some(p) = std::env::var_os("IEC_ARGVPROBE") {
-        return Ok(PathBuf::from(p));
+    if let Some(p) = iec_core::config::Config::from_env()?.argvprobe {
+        return Ok(p);
     }
     let exe = std::env::current_exe()?;
     let mut dir = exe.parent();

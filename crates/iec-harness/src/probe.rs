@@ -66,7 +66,7 @@ pub fn probe_main() -> i32 {
     }
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let line = serde_json::to_string(&record(&args)).expect("json");
-    if let Some(path) = std::env::var_os(PROBE_LOG_ENV) {
+    if let Some(path) = iec_core::config::current().argvprobe_log {
         if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
             // One write call per record, so concurrent probes do not interleave within a line.
             let _ = f.write_all(format!("{line}\n").as_bytes());

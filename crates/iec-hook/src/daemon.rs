@@ -52,7 +52,7 @@ pub const SOCKET_ENV: &str = "IEC_DAEMON_SOCKET";
 /// `IEC_DAEMON_IDLE_SECS`: seconds without a request after which the daemon exits.
 pub const IDLE_ENV: &str = "IEC_DAEMON_IDLE_SECS";
 /// Idle time after which the daemon exits (15 minutes).
-pub const DEFAULT_IDLE: Duration = Duration::from_secs(15 * 60);
+pub const DEFAULT_IDLE: Duration = iec_core::config::DEFAULT_DAEMON_IDLE;
 /// Connections served at once; beyond that a connection is answered `busy` and the hook
 /// decides in its own process.
 pub const MAX_CONNECTIONS: usize = 64;
@@ -75,7 +75,7 @@ pub const SLOT_WAIT: Duration = Duration::from_secs(5);
 pub const TRIM_ENV: &str = "IEC_DAEMON_TRIM_SECS";
 /// Default for [`TRIM_ENV`]: the witnesses of a slot unused this long end (those of the first
 /// slot of each CPU are kept).
-pub const TRIM_AFTER: Duration = Duration::from_secs(30);
+pub const TRIM_AFTER: Duration = iec_core::config::DEFAULT_DAEMON_TRIM;
 /// Longest answer a hook reads: the decision for the longest text, its rendering written as
 /// `\xHH` escapes and then as JSON, with room to spare.
 pub const MAX_ANSWER: usize = 64 << 20;
@@ -127,9 +127,10 @@ pub fn build_id() -> &'static str {
                 h.bytes(&n.to_le_bytes());
             }
         }
-        for var in ["IEC_BASH", "IEC_TMUX"] {
+        let config = iec_core::config::current();
+        for (var, value) in [("IEC_BASH", config.bash), ("IEC_TMUX", config.tmux)] {
             h.bytes(var.as_bytes());
-            match std::env::var_os(var) {
+            match value {
                 Some(v) => h.bytes(std::os::unix::ffi::OsStrExt::as_bytes(v.as_os_str())),
                 None => h.bytes(&[0xff]),
             }
@@ -156,8 +157,9 @@ impl Fnv {
 /// The socket this build uses (see the module documentation); its directory is created and
 /// checked to be private.
 pub fn socket_path() -> std::io::Result<PathBuf> {
-    if let Some(p) = std::env::var_os(SOCKET_ENV).filter(|v| !v.is_empty()) {
-        let p = PathBuf::from(p);
+    let config = iec_core::config::Config::from_env()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    if let Some(p) = config.daemon_socket {
         let dir = match p.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -165,9 +167,9 @@ pub fn socket_path() -> std::io::Result<PathBuf> {
         private_dir(&dir)?;
         return Ok(p);
     }
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+    let dir = match config.xdg_runtime_dir {
         Some(d) if d.is_absolute() && d.is_dir() => d.join("iec"),
-        _ => match std::env::var_os("HOME").map(PathBuf::from) {
+        _ => match config.home {
             Some(h) if h.is_absolute() => h.join(".cache/iec/run"),
             _ => {
                 return Err(std::io::Error::new(
@@ -329,6 +331,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 /// Returns `Ok(false)` at once when another daemon holds the socket's lock.
 pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
     use anyhow::Context;
+    let config = iec_core::config::Config::from_env()?;
     let dir = match socket.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -375,10 +378,7 @@ pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
     let touch = move || LAST.store(started.elapsed().as_millis() as u64, Ordering::SeqCst);
     touch();
     std::thread::spawn(warm);
-    let trim_after = std::env::var(TRIM_ENV)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map_or(TRIM_AFTER, Duration::from_secs);
+    let trim_after = config.daemon_trim;
     {
         let socket = socket.to_path_buf();
         std::thread::spawn(move || loop {
@@ -549,12 +549,8 @@ fn handle(stream: UnixStream) {
 /// seconds hold its connection (and with 64 of them every slot) for as long as it liked (red
 /// team round 6).
 fn request_deadline() -> Duration {
-    std::env::var("IEC_DAEMON_REQUEST_SECS")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map_or(ANSWER_TIMEOUT, Duration::from_secs_f64)
-        .min(ANSWER_TIMEOUT)
+    // The configuration caps it at 10 s, the same as ANSWER_TIMEOUT.
+    iec_core::config::current().daemon_request.min(ANSWER_TIMEOUT)
 }
 
 /// Reads into `line` up to and including the first newline, at most `max` bytes, within `within`

@@ -40,28 +40,8 @@ pub const DEFAULT_LAUNCH: &str = "claude-code-2.1.332-linux";
 /// for calls that need a witness and starts it when it is not running.
 pub const MODE_ENV: &str = "IEC_DAEMON";
 
-/// How the hook uses the daemon.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DaemonMode {
-    /// Decide every call in the hook process.
-    Off,
-    /// Plain texts in the hook process, the rest by the daemon (started when missing), falling
-    /// back to the hook process when it cannot answer.
-    Auto,
-    /// Every call by the daemon; no fallback, no start.
-    Only,
-}
-
-impl DaemonMode {
-    /// The mode [`MODE_ENV`] asks for.
-    pub fn from_env() -> DaemonMode {
-        match std::env::var(MODE_ENV).as_deref() {
-            Ok("0") | Ok("off") => DaemonMode::Off,
-            Ok("only") => DaemonMode::Only,
-            _ => DaemonMode::Auto,
-        }
-    }
-}
+/// How the hook uses the daemon (`IEC_DAEMON`).
+pub use iec_core::config::DaemonMode;
 
 /// One hook invocation.
 #[derive(Debug, Clone)]
@@ -191,8 +171,12 @@ fn run(hook: &Hook) -> Reply {
     if let Err(e) = iec_core::limits::check_command(&tool_input["command"]) {
         return Reply::ask(&e);
     }
-    let record_intent =
-        hook.record_intent || std::env::var_os(iec_shim::intent::DIR_ENV).is_some_and(|v| !v.is_empty());
+    // An environment variable with a bad value: the user decides, and sees which one.
+    let config = match iec_core::config::Config::from_env() {
+        Ok(c) => c,
+        Err(e) => return Reply::ask(&e),
+    };
+    let record_intent = hook.record_intent || config.intent_dir.is_some();
     if record_intent {
         match record(command) {
             // The shim delivers the recorded text itself; nothing to change here.

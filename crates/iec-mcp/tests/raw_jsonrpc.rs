@@ -230,3 +230,20 @@ fn mcp_protocol_deviations_before_and_after_initialize() {
         s.finish();
     }
 }
+
+/// An `IEC_MCP_RUNTIME` the server does not know: exit 1 before serving, the variable named on
+/// stderr, nothing on stdout.
+#[test]
+fn an_unknown_runtime_is_an_error_naming_the_variable() {
+    let out = Command::new(env!("CARGO_BIN_EXE_iec-mcp"))
+        .env("IEC_MCP_RUNTIME", "tokio")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "iec-mcp: environment variable IEC_MCP_RUNTIME=\"tokio\": expected multi_thread, block_on or current_thread; fix or unset it\n"
+    );
+}

@@ -26,7 +26,7 @@ pub const DIR_ENV: &str = "IEC_INTENT_DIR";
 /// Overrides the expiry, in seconds.
 pub const TTL_ENV: &str = "IEC_INTENT_TTL_SECS";
 /// Default expiry.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);
+pub const DEFAULT_TTL: Duration = iec_core::config::DEFAULT_INTENT_TTL;
 
 /// One recorded intent as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,24 +68,20 @@ fn uid() -> u32 {
 
 /// The store directory for this process's environment (not created).
 pub fn default_dir() -> PathBuf {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(d) = var(DIR_ENV) {
+    let config = iec_core::config::current();
+    if let Some(d) = config.intent_dir {
         return d;
     }
-    if let Some(d) = var("XDG_RUNTIME_DIR") {
+    if let Some(d) = config.xdg_runtime_dir {
         return d.join("iec").join("intents");
     }
-    let tmp = var("TMPDIR").unwrap_or_else(|| PathBuf::from("/tmp"));
+    let tmp = config.tmpdir.unwrap_or_else(|| PathBuf::from("/tmp"));
     tmp.join(format!("iec-{}", uid())).join("intents")
 }
 
 /// The expiry from the environment.
 pub fn ttl() -> Duration {
-    std::env::var(TTL_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(Duration::from_secs)
-        .unwrap_or(DEFAULT_TTL)
+    iec_core::config::current().intent_ttl
 }
 
 /// Lower-case hex SHA-256 of the command's bytes.

@@ -167,14 +167,15 @@ pub fn decide(args: &[OsString], store_dir: &Path, parent: u32) -> Action {
     }
 }
 
-/// The real bash (see the crate docs).
+/// The real bash (see the crate docs). An environment with a bad value (see
+/// `iec_core::config`) is an error here, before anything runs.
 pub fn real_bash() -> Result<PathBuf, String> {
+    let config = iec_core::config::Config::from_env().map_err(|e| e.to_string())?;
     let me = std::env::current_exe()
         .ok()
         .and_then(|p| std::fs::canonicalize(p).ok());
     let is_me = |p: &Path| me.is_some() && std::fs::canonicalize(p).ok() == me;
-    if let Some(p) = std::env::var_os(REAL_BASH_ENV).filter(|v| !v.is_empty()) {
-        let p = PathBuf::from(p);
+    if let Some(p) = config.real_bash {
         if !p.is_absolute() {
             return Err(format!("{REAL_BASH_ENV}={} is not an absolute path", p.display()));
         }

@@ -410,4 +410,17 @@ fn real_bash_is_never_looked_up_on_path() {
             .unwrap();
         assert_eq!(out.status.code(), Some(iec_shim::EXIT_NO_BASH), "{bad}: {out:?}");
     }
+    // A variable with a bad value: nothing runs, and the message names it.
+    let out = env
+        .cmd(SHIM)
+        .env("IEC_INTENT_TTL_SECS", "1h")
+        .args(["-c", "echo ran"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(iec_shim::EXIT_NO_BASH), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "iec-bash: environment variable IEC_INTENT_TTL_SECS=\"1h\": expected a whole number of seconds; fix or unset it\n"
+    );
 }

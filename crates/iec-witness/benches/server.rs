@@ -28,7 +28,7 @@ fn main() {
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
         cpu
     };
-    let pinned = std::env::var_os("IEC_WITNESS_PIN").is_none_or(|v| v != "0");
+    let pinned = iec_core::config::current().witness_pin;
     let mut s = BashServer::start_on(pinned.then_some(cpu)).unwrap();
     let mut parser = BashServer::start_parse_only(pinned.then_some(cpu)).unwrap();
     println!("| request | text | p50 | p99 |");

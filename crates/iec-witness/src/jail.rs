@@ -171,14 +171,18 @@ fn parse_list(text: &[u8], key: &str) -> Option<Vec<std::path::PathBuf>> {
 }
 
 fn from_env(key: &str) -> Option<Vec<std::path::PathBuf>> {
-    parse_list(std::env::var_os(LIBS_ENV)?.as_bytes(), key)
+    // The jail helper's parent checked this environment; should another variable be bad here,
+    // the list is computed again instead (from disk or `ldd`).
+    let files = iec_core::config::Config::from_env().ok()?.witness_loader_files?;
+    parse_list(files.as_bytes(), key)
 }
 
 fn cache_file(key: &str) -> Option<std::path::PathBuf> {
     use std::hash::{Hash, Hasher};
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))?;
+    let config = iec_core::config::current();
+    let base = config
+        .xdg_cache_home
+        .or_else(|| config.home.map(|h| h.join(".cache")))?;
     let mut h = std::collections::hash_map::DefaultHasher::new();
     key.hash(&mut h);
     Some(base.join("iec").join(format!("loader-{:016x}.txt", h.finish())))

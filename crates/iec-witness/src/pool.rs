@@ -46,11 +46,8 @@ struct Servers {
 /// The default bound on a pool's servers: four per CPU, at least 8, at most 64
 /// (`IEC_WITNESS_MAX_SERVERS` sets it, at least 1).
 pub fn default_limit() -> usize {
-    if let Some(n) = std::env::var("IEC_WITNESS_MAX_SERVERS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        return n.max(1);
+    if let Some(n) = iec_core::config::current().witness_max_servers {
+        return n;
     }
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     (4 * cpus).clamp(8, 64)
@@ -80,7 +77,7 @@ impl CpuPin {
             return Some(CpuPin { cpu, saved: None });
         }
         static ENABLED: OnceLock<bool> = OnceLock::new();
-        if !*ENABLED.get_or_init(|| std::env::var_os("IEC_WITNESS_PIN").is_none_or(|v| v != "0")) {
+        if !*ENABLED.get_or_init(|| iec_core::config::current().witness_pin) {
             return None;
         }
         // SAFETY: plain syscalls on this thread with properly sized, initialised cpu sets.

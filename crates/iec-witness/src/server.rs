@@ -49,7 +49,7 @@ const JAIL_NEEDS: &str = "seccomp filters (Linux, x86_64 or aarch64); set IEC_AL
 
 /// Whether witnesses may run without the kernel filter (`IEC_ALLOW_UNJAILED=1`).
 pub(crate) fn unjailed_allowed() -> bool {
-    std::env::var_os("IEC_ALLOW_UNJAILED").is_some_and(|v| v == "1")
+    iec_core::config::current().allow_unjailed
 }
 
 pub(crate) fn no_jail() -> WitnessError {
@@ -271,8 +271,8 @@ fn sweep(prefix: &str) {
 
 /// The bash program used by witnesses: `IEC_BASH` or `bash` from the usual places.
 pub fn bash_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("IEC_BASH") {
-        return PathBuf::from(p);
+    if let Some(p) = iec_core::config::current().bash {
+        return p;
     }
     for p in ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"] {
         if std::path::Path::new(p).exists() {
@@ -740,16 +740,7 @@ impl BashServer {
 /// huge (a brace range of millions of words), which no check needs.
 pub fn request_timeout() -> std::time::Duration {
     static T: OnceLock<std::time::Duration> = OnceLock::new();
-    *T.get_or_init(|| {
-        std::env::var("IEC_WITNESS_TIMEOUT_SECS")
-            .ok()
-            .and_then(|v| v.parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map_or(
-                std::time::Duration::from_secs(20),
-                std::time::Duration::from_secs_f64,
-            )
-    })
+    *T.get_or_init(|| iec_core::config::current().witness_timeout)
 }
 
 /// The server's stdout pipe, with a deadline for the reply being read.

@@ -463,8 +463,8 @@ impl Drop for Proc {
 
 /// The tmux program: `IEC_TMUX` or `tmux` from the usual places.
 pub fn tmux_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("IEC_TMUX") {
-        return PathBuf::from(p);
+    if let Some(p) = iec_core::config::current().tmux {
+        return p;
     }
     for p in ["/usr/bin/tmux", "/bin/tmux", "/usr/local/bin/tmux"] {
         if Path::new(p).exists() {
@@ -500,8 +500,7 @@ fn executable(p: &Path) -> bool {
 /// program or in its parent directory (test programs live in `target/<profile>/deps`), else on
 /// `PATH`. `None`: the terminal witness cannot run (it never runs bash unjailed).
 pub fn jail_helper() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("IEC_JAIL_HELPER") {
-        let p = PathBuf::from(p);
+    if let Some(p) = iec_core::config::current().jail_helper {
         return executable(&p).then_some(p);
     }
     let mut dirs = vec![];

@@ -95,13 +95,12 @@ fn usage(e: &str) -> ExitCode {
 }
 
 fn run_daemon(idle: Option<u64>) -> ExitCode {
-    let idle = idle
-        .or_else(|| std::env::var(daemon::IDLE_ENV).ok()?.parse().ok())
-        .map(Duration::from_secs)
-        .unwrap_or(daemon::DEFAULT_IDLE);
-    let served = daemon::socket_path()
+    let served = iec_core::config::Config::from_env()
         .map_err(anyhow::Error::from)
-        .and_then(|s| daemon::serve(&s, idle));
+        .and_then(|c| {
+            let idle = idle.map_or(c.daemon_idle, Duration::from_secs);
+            daemon::serve(&daemon::socket_path()?, idle)
+        });
     match served {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
