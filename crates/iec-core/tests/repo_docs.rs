@@ -77,6 +77,7 @@ fn texts(root: &Path) -> Vec<(PathBuf, String)> {
                 .map(|c| c.as_os_str().to_string_lossy().into_owned());
             matches!(ext, "rs" | "md" | "toml" | "py" | "sh" | "bash" | "js")
                 || matches!(top.as_deref(), Some("scripts") | Some(".ci"))
+                || p.parent().is_some_and(|d| d.ends_with("scripts"))
         })
         .filter_map(|p| Some((p.clone(), std::fs::read_to_string(root.join(&p)).ok()?)))
         .collect()
