@@ -47,7 +47,7 @@ pub const MAX_MEMORY: u64 = 2 << 30;
 
 /// A filter, namespace and exec plan, built before the fork.
 pub(crate) struct Jail {
-    filter: Vec<libc::sock_filter>,
+    filter: seccompiler::BpfProgram,
     uid_map: CString,
     gid_map: CString,
     /// The user id to drop to (as root), with its group.
@@ -397,8 +397,6 @@ const RET_ENOSYS: u32 = 0x0005_0000 | libc::ENOSYS as u32;
 const LD_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JEQ: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const JGE: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
-const JSET: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
-const AND: u16 = 0x54; // BPF_ALU | BPF_AND | BPF_K
 const RET: u16 = 0x06; // BPF_RET | BPF_K
 
 #[cfg(target_arch = "x86_64")]
@@ -406,13 +404,8 @@ const ARCH: u32 = 0xC000_003E;
 #[cfg(target_arch = "aarch64")]
 const ARCH: u32 = 0xC000_00B7;
 
-fn ins(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
-    libc::sock_filter { code, jt, jf, k }
-}
-
-/// Offset of syscall argument `i` (low word) in `seccomp_data`.
-fn arg(i: u32) -> u32 {
-    16 + 8 * i
+fn ins(code: u16, jt: u8, jf: u8, k: u32) -> seccompiler::sock_filter {
+    seccompiler::sock_filter { code, jt, jf, k }
 }
 
 /// Syscalls that fail in every witness.
@@ -626,7 +619,7 @@ impl Jail {
         {
             let magic = magic_page()? as u64;
             let exec = Exec::new(program, args, env)?;
-            let filter = filter(kind, magic);
+            let filter = filter(kind, magic)?;
             // SAFETY: getuid/getgid/geteuid cannot fail.
             let (uid, gid, euid) = unsafe { (libc::getuid(), libc::getgid(), libc::geteuid()) };
             let drop_to = (euid == 0).then(|| {
@@ -730,12 +723,11 @@ impl Jail {
         };
         let path = self.exec.path.as_bytes_with_nul();
         std::ptr::copy_nonoverlapping(path.as_ptr(), magic, path.len());
-        let prog = libc::sock_fprog {
-            len: self.filter.len() as u16,
-            filter: self.filter.as_ptr() as *mut libc::sock_filter,
-        };
-        if libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog as *const _) != 0 {
-            return err();
+        // (No allocation: its errors carry the OS error.)
+        match seccompiler::apply_filter(&self.filter) {
+            Ok(()) => {}
+            Err(seccompiler::Error::Prctl(e) | seccompiler::Error::Seccomp(e)) => return e,
+            Err(_) => return std::io::Error::from_raw_os_error(libc::EINVAL),
         }
         libc::execve(
             magic as *const libc::c_char,
@@ -805,8 +797,16 @@ const HOT: &[libc::c_long] = &[
     libc::SYS_brk,
 ];
 
+/// The witness filter. Its head is written by hand, for what `seccompiler` cannot say (see the
+/// crate README): a wrong architecture and the x32 system call range fail with `EPERM` (a
+/// `seccompiler` program kills the process there), the [`HOT`] calls are allowed before
+/// anything else is looked at (a `seccompiler` program tests system calls in the order of
+/// their numbers), and `clone3` fails with `ENOSYS` (a `seccompiler` program has one action
+/// for every rule that matches: here `EPERM`). The rest, the denied calls and the argument
+/// checks, is the program `seccompiler` compiles from [`rules`]; its own architecture check
+/// comes after ours and always passes.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn filter(kind: Kind, magic: u64) -> Vec<libc::sock_filter> {
+fn filter(kind: Kind, magic: u64) -> std::io::Result<seccompiler::BpfProgram> {
     let mut f = vec![
         ins(LD_ABS, 0, 0, 4), // seccomp_data.arch
         ins(JEQ, 1, 0, ARCH),
@@ -824,63 +824,74 @@ fn filter(kind: Kind, magic: u64) -> Vec<libc::sock_filter> {
         f.push(ins(JEQ, 0, 1, nr as u32));
         f.push(ins(RET, 0, 0, RET_ALLOW));
     }
+    // clone3 is refused as "not implemented", so that a C library falls back to clone, whose
+    // flags the filter can read.
+    f.push(ins(JEQ, 0, 1, libc::SYS_clone3 as u32));
+    f.push(ins(RET, 0, 0, RET_ENOSYS));
+    let invalid = |e: seccompiler::BackendError| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("witness filter: {e}"))
+    };
+    let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(invalid)?;
+    let body: seccompiler::BpfProgram = seccompiler::SeccompFilter::new(
+        rules(kind, magic).map_err(invalid)?,
+        seccompiler::SeccompAction::Allow,
+        seccompiler::SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .and_then(seccompiler::BpfProgram::try_from)
+    .map_err(invalid)?;
+    f.extend(body);
+    Ok(f)
+}
+
+/// What fails with `EPERM` in a witness of `kind` (every other system call is allowed): each
+/// call of [`denied`] but `clone3` (see [`filter`]), and these calls when a rule holds:
+///
+/// * `execve(path, …)` unless the path pointer is the magic page's address;
+/// * `clone(flags, …)` (expansion witnesses; parse witnesses are denied it) when the flags
+///   (low word; argument 0 on x86_64 and aarch64) ask for a new namespace;
+/// * `ioctl(fd, request)` for `TIOCSTI`, `TIOCLINUX`, `TIOCSPGRP` (low word of the request);
+/// * `open(path, flags)`, `openat(dirfd, path, flags)` with any of [`WRITE_FLAGS`] (low word).
+///
+/// `seccompiler` compares an argument with a mask only for equality, so "any of these bits" is
+/// one rule per bit.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn rules(
+    kind: Kind,
+    magic: u64,
+) -> Result<std::collections::BTreeMap<i64, Vec<seccompiler::SeccompRule>>, seccompiler::BackendError> {
+    use seccompiler::{SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition, SeccompRule};
+    let rule = |arg: u8, len: Len, op: Op, value: u64| {
+        SeccompRule::new(vec![SeccompCondition::new(arg, len, op, value)?])
+    };
+    let any_bit = |arg: u8, mask: u32| {
+        (0..32)
+            .map(|b| 1u64 << b)
+            .filter(|&bit| u64::from(mask) & bit != 0)
+            .map(|bit| rule(arg, Len::Dword, Op::MaskedEq(bit), bit))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let mut m = std::collections::BTreeMap::new();
     for nr in denied(kind) {
-        // clone3 is refused as "not implemented", so that a C library falls back to clone,
-        // whose flags the filter can read.
-        let ret = if nr == libc::SYS_clone3 {
-            RET_ENOSYS
-        } else {
-            RET_EPERM
-        };
-        f.push(ins(JEQ, 0, 1, nr as u32));
-        f.push(ins(RET, 0, 0, ret));
+        if nr != libc::SYS_clone3 {
+            m.insert(nr, vec![]);
+        }
     }
-    // execve(path, …): only with the magic page's address as the path pointer.
-    f.extend([
-        ins(JEQ, 0, 6, libc::SYS_execve as u32),
-        ins(LD_ABS, 0, 0, arg(0)),
-        ins(JEQ, 0, 3, magic as u32),
-        ins(LD_ABS, 0, 0, arg(0) + 4),
-        ins(JEQ, 0, 1, (magic >> 32) as u32),
-        ins(RET, 0, 0, RET_ALLOW),
-        ins(RET, 0, 0, RET_EPERM),
-        ins(LD_ABS, 0, 0, 0),
-    ]);
+    m.insert(libc::SYS_execve, vec![rule(0, Len::Qword, Op::Ne, magic)?]);
     if kind == Kind::Expand {
-        // clone(flags, …) without new namespaces (aarch64 and x86_64: flags are argument 0).
-        f.extend([
-            ins(JEQ, 0, 4, libc::SYS_clone as u32),
-            ins(LD_ABS, 0, 0, arg(0)),
-            ins(JSET, 0, 1, NEW_NAMESPACES),
-            ins(RET, 0, 0, RET_EPERM),
-            ins(RET, 0, 0, RET_ALLOW),
-        ]);
+        m.insert(libc::SYS_clone, any_bit(0, NEW_NAMESPACES)?);
     }
-    // ioctl(fd, request): no terminal input injection, no foreground-group change.
-    f.extend([
-        ins(JEQ, 0, 6, libc::SYS_ioctl as u32),
-        ins(LD_ABS, 0, 0, arg(1)),
-        ins(JEQ, 2, 0, TIOCSTI),
-        ins(JEQ, 1, 0, TIOCLINUX),
-        ins(JEQ, 0, 1, TIOCSPGRP),
-        ins(RET, 0, 0, RET_EPERM),
-        ins(RET, 0, 0, RET_ALLOW),
-    ]);
-    // open(path, flags) and openat(dirfd, path, flags): low word of the flags argument.
+    m.insert(
+        libc::SYS_ioctl,
+        [TIOCSTI, TIOCLINUX, TIOCSPGRP]
+            .into_iter()
+            .map(|r| rule(1, Len::Dword, Op::Eq, r.into()))
+            .collect::<Result<_, _>>()?,
+    );
     #[cfg(target_arch = "x86_64")]
-    let opens: &[(libc::c_long, u32)] = &[(libc::SYS_open, 1), (libc::SYS_openat, 2)];
-    #[cfg(target_arch = "aarch64")]
-    let opens: &[(libc::c_long, u32)] = &[(libc::SYS_openat, 2)];
-    for &(nr, a) in opens {
-        f.push(ins(JEQ, 0, 5, nr as u32));
-        f.push(ins(LD_ABS, 0, 0, arg(a)));
-        f.push(ins(AND, 0, 0, WRITE_FLAGS));
-        f.push(ins(JEQ, 0, 1, 0));
-        f.push(ins(RET, 0, 0, RET_ALLOW));
-        f.push(ins(RET, 0, 0, RET_EPERM));
-    }
-    f.push(ins(RET, 0, 0, RET_ALLOW));
-    f
+    m.insert(libc::SYS_open, any_bit(1, WRITE_FLAGS)?);
+    m.insert(libc::SYS_openat, any_bit(2, WRITE_FLAGS)?);
+    Ok(m)
 }
 
 /// Kills every process of the process group `pgid` (the witness and whatever it started).
@@ -946,6 +957,10 @@ pub fn exec_jailed(
         Err(e) => e,
     }
 }
+
+#[cfg(test)]
+#[path = "jail_filter_test.rs"]
+mod filter_test;
 
 #[cfg(test)]
 mod tests {
