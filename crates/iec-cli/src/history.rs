@@ -24,7 +24,13 @@ fn md(s: &str) -> String {
 fn ranges(l: &Launch) -> String {
     l.versions
         .iter()
-        .map(|r| if r[0] == r[1] { r[0].clone() } else { format!("{}–{}", r[0], r[1]) })
+        .map(|r| {
+            if r[0] == r[1] {
+                r[0].clone()
+            } else {
+                format!("{}–{}", r[0], r[1])
+            }
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -45,7 +51,11 @@ pub fn table(cat: &Catalog) -> anyhow::Result<String> {
             match (&r.verdict, &r.first_divergence) {
                 (Verdict::Diverges, Some(fd)) => rows.push((
                     format!("{} {}", fd.hop, fd.hop_name),
-                    format!("{}, {}", fd.mechanism.as_str(), if fd.silent { "silent" } else { "loud" }),
+                    format!(
+                        "{}, {}",
+                        fd.mechanism.as_str(),
+                        if fd.silent { "silent" } else { "loud" }
+                    ),
                     md(p),
                 )),
                 (Verdict::Corresponds, _) => {}

@@ -11,7 +11,12 @@ use std::path::PathBuf;
 /// command for the shell shim `iec-bash` and lets the call through unchanged; when it cannot
 /// record, it repairs as usual. Calls that need a witness go to the witness daemon (`iec
 /// daemon`, started when missing) unless `no_daemon` or `IEC_DAEMON=0`.
-pub fn claude_code(launch: Option<String>, launch_files: &[PathBuf], record_intent: bool, no_daemon: bool) -> i32 {
+pub fn claude_code(
+    launch: Option<String>,
+    launch_files: &[PathBuf],
+    record_intent: bool,
+    no_daemon: bool,
+) -> i32 {
     iec_hook::claude_code(&iec_hook::Hook {
         launch,
         launch_files: launch_files.to_vec(),
@@ -29,7 +34,12 @@ pub fn claude_code(launch: Option<String>, launch_files: &[PathBuf], record_inte
 /// is left as it is. With `shim`, `env.CLAUDE_CODE_SHELL` names `iec-bash` (beside this binary)
 /// and the hook records intents; without it, a `CLAUDE_CODE_SHELL` naming an `iec-bash` is
 /// removed (a shim without recorded intents only passes calls through).
-pub fn install(settings: Option<PathBuf>, launch: Option<&str>, dry_run: bool, shim: bool) -> anyhow::Result<i32> {
+pub fn install(
+    settings: Option<PathBuf>,
+    launch: Option<&str>,
+    dry_run: bool,
+    shim: bool,
+) -> anyhow::Result<i32> {
     use anyhow::Context;
     let path = match settings {
         Some(p) => p,

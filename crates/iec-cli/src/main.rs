@@ -81,7 +81,11 @@ impl Pick {
         tool: Option<&str>,
     ) -> Result<Vec<&'a iec_launches::Launch>> {
         if let Some(id) = launch {
-            return Ok(if id == "all" { cat.iter().collect() } else { vec![cat.get(id)?] });
+            return Ok(if id == "all" {
+                cat.iter().collect()
+            } else {
+                vec![cat.get(id)?]
+            });
         }
         let spec = self.harness.as_deref().expect("clap: --launch or --harness");
         let (h, v) = iec_launches::resolve::parse_spec(spec)?;

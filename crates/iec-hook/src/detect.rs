@@ -49,7 +49,11 @@ pub fn path_version(p: &str) -> Option<String> {
     if let Some(i) = p.find(PACKAGE) {
         let pkg = Path::new(&p[..i + PACKAGE.len()]).join("package.json");
         let mut text = Vec::new();
-        std::fs::File::open(pkg).ok()?.take(1 << 16).read_to_end(&mut text).ok()?;
+        std::fs::File::open(pkg)
+            .ok()?
+            .take(1 << 16)
+            .read_to_end(&mut text)
+            .ok()?;
         let v: Value = serde_json::from_slice(&text).ok()?;
         if v.get("name")?.as_str()? != "@anthropic-ai/claude-code" {
             return None;
@@ -76,7 +80,11 @@ pub fn process_version() -> Option<(String, u32)> {
         let found = exe
             .iter()
             .map(|e| e.to_string_lossy().into_owned())
-            .chain(cmdline.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()))
+            .chain(
+                cmdline
+                    .split(|b| *b == 0)
+                    .map(|a| String::from_utf8_lossy(a).into_owned()),
+            )
             .find_map(|a| path_version(&a));
         if let Some(v) = found {
             return Some((v, pid));
@@ -135,7 +143,10 @@ mod tests {
     fn the_last_record_with_a_version_wins_and_a_cut_line_is_skipped() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("t.jsonl");
-        let filler = format!("{{\"type\":\"user\",\"version\":\"9.9.9\",\"x\":\"{}\"}}\n", "a".repeat(TAIL as usize));
+        let filler = format!(
+            "{{\"type\":\"user\",\"version\":\"9.9.9\",\"x\":\"{}\"}}\n",
+            "a".repeat(TAIL as usize)
+        );
         let text = format!(
             "{filler}{{\"type\":\"assistant\",\"version\":\"2.1.72\"}}\n{{\"type\":\"summary\"}}\n{{\"type\":\"user\",\"message\":\"\\\"version\\\":\\\"1.0.0\\\"\"}}\n"
         );
@@ -159,7 +170,10 @@ mod tests {
         .unwrap();
         let cli = format!("{}/cli.js", pkg.display());
         assert_eq!(path_version(&cli).as_deref(), Some("2.0.76"));
-        assert_eq!(path_version("/home/u/.local/share/claude/versions/2.1.332").as_deref(), Some("2.1.332"));
+        assert_eq!(
+            path_version("/home/u/.local/share/claude/versions/2.1.332").as_deref(),
+            Some("2.1.332")
+        );
         assert_eq!(path_version("/usr/bin/node"), None);
         assert_eq!(path_version("/x/claude/versions/latest"), None);
     }

@@ -421,7 +421,10 @@ impl Launch {
                 _ => {
                     return Err(LaunchError::Invalid(
                         l.id,
-                        format!("version range [{:?}, {:?}] is not two versions (MAJOR.MINOR.PATCH)", r[0], r[1]),
+                        format!(
+                            "version range [{:?}, {:?}] is not two versions (MAJOR.MINOR.PATCH)",
+                            r[0], r[1]
+                        ),
                     ))
                 }
             }

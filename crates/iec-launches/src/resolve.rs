@@ -61,12 +61,14 @@ impl Version {
 
 impl Ord for Version {
     fn cmp(&self, o: &Self) -> Ordering {
-        self.core.cmp(&o.core).then_with(|| match (self.pre.is_empty(), o.pre.is_empty()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => self.pre.cmp(&o.pre),
-        })
+        self.core
+            .cmp(&o.core)
+            .then_with(|| match (self.pre.is_empty(), o.pre.is_empty()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => self.pre.cmp(&o.pre),
+            })
     }
 }
 
@@ -94,7 +96,9 @@ pub enum How {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ResolveError {
     /// Not `HARNESS@VERSION`.
-    #[error("--harness takes HARNESS@VERSION (claude-code@2.1.72, codex@0.171.0, gemini-cli@0.61.0), got {0:?}")]
+    #[error(
+        "--harness takes HARNESS@VERSION (claude-code@2.1.72, codex@0.171.0, gemini-cli@0.61.0), got {0:?}"
+    )]
     Spec(String),
     /// A version that is not semver.
     #[error("{0:?} is not a version (MAJOR.MINOR.PATCH)")]
@@ -200,8 +204,16 @@ pub fn resolve<'a>(
         if let (Some(b), Some(a)) = (below, above) {
             // Every launch whose range ends at the nearest end below must also start the
             // nearest range above, and the other way round.
-            let lo: Vec<&str> = ranges.iter().filter(|r| r.1 == b.1).map(|r| r.3.id.as_str()).collect();
-            let hi: Vec<&str> = ranges.iter().filter(|r| r.0 == a.0).map(|r| r.3.id.as_str()).collect();
+            let lo: Vec<&str> = ranges
+                .iter()
+                .filter(|r| r.1 == b.1)
+                .map(|r| r.3.id.as_str())
+                .collect();
+            let hi: Vec<&str> = ranges
+                .iter()
+                .filter(|r| r.0 == a.0)
+                .map(|r| r.3.id.as_str())
+                .collect();
             let (mut lo, mut hi) = (lo, hi);
             lo.sort();
             hi.sort();
@@ -258,15 +270,35 @@ mod tests {
     #[test]
     fn versions_order_as_npm_orders_them() {
         let order = [
-            "0.2.9", "0.2.14", "1.0.0-rc.1", "1.0.0-rc.2", "1.0.0-rc.10", "1.0.0-rc.a", "1.0.0", "1.0.9",
-            "1.0.10", "2.0.76", "2.1.0", "2.1.72", "2.1.332",
+            "0.2.9",
+            "0.2.14",
+            "1.0.0-rc.1",
+            "1.0.0-rc.2",
+            "1.0.0-rc.10",
+            "1.0.0-rc.a",
+            "1.0.0",
+            "1.0.9",
+            "1.0.10",
+            "2.0.76",
+            "2.1.0",
+            "2.1.72",
+            "2.1.332",
         ];
         for w in order.windows(2) {
             let (a, b) = (Version::parse(w[0]).unwrap(), Version::parse(w[1]).unwrap());
             assert!(a < b, "{} < {}", w[0], w[1]);
         }
         assert_eq!(Version::parse("1.2.3+x"), Version::parse("1.2.3"));
-        for bad in ["", "1.2", "1.2.3.4", "a.b.c", "1.2.-3", "1.2.3-", "1.2.3-a..b", "2.1.2xx"] {
+        for bad in [
+            "",
+            "1.2",
+            "1.2.3.4",
+            "a.b.c",
+            "1.2.-3",
+            "1.2.3-",
+            "1.2.3-a..b",
+            "2.1.2xx",
+        ] {
             assert_eq!(Version::parse(bad), None, "{bad}");
         }
     }
