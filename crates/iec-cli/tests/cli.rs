@@ -504,7 +504,7 @@ fn install_claude_code_is_idempotent_and_keeps_other_settings() {
     assert!(json(&out)["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
         .as_str()
         .unwrap()
-        .ends_with(" hook claude-code --launch claude-code-2.1.332-linux"));
+        .ends_with(" hook claude-code"));
     for _ in 0..2 {
         let (code, _, _) = iec(
             &[
