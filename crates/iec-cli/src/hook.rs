@@ -11,9 +11,14 @@ use std::path::PathBuf;
 /// command for the shell shim `iec-bash` and lets the call through unchanged; when it cannot
 /// record, it repairs as usual. Calls that need a witness go to the witness daemon (`iec
 /// daemon`, started when missing) unless `no_daemon` or `IEC_DAEMON=0`.
-pub fn claude_code(launch: &str, launch_files: &[PathBuf], record_intent: bool, no_daemon: bool) -> i32 {
+pub fn claude_code(
+    launch: Option<String>,
+    launch_files: &[PathBuf],
+    record_intent: bool,
+    no_daemon: bool,
+) -> i32 {
     iec_hook::claude_code(&iec_hook::Hook {
-        launch: launch.into(),
+        launch,
         launch_files: launch_files.to_vec(),
         record_intent,
         daemon: match no_daemon {
@@ -29,7 +34,12 @@ pub fn claude_code(launch: &str, launch_files: &[PathBuf], record_intent: bool, 
 /// is left as it is. With `shim`, `env.CLAUDE_CODE_SHELL` names `iec-bash` (beside this binary)
 /// and the hook records intents; without it, a `CLAUDE_CODE_SHELL` naming an `iec-bash` is
 /// removed (a shim without recorded intents only passes calls through).
-pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool, shim: bool) -> anyhow::Result<i32> {
+pub fn install(
+    settings: Option<PathBuf>,
+    launch: Option<&str>,
+    dry_run: bool,
+    shim: bool,
+) -> anyhow::Result<i32> {
     use anyhow::Context;
     let path = match settings {
         Some(p) => p,
@@ -70,10 +80,10 @@ pub fn install(settings: Option<PathBuf>, launch: &str, dry_run: bool, shim: boo
     // (`iec-hook hook claude-code` takes the same arguments as `iec hook claude-code`).
     let lean = exe.with_file_name("iec-hook");
     let hook_exe = if lean.is_file() { &lean } else { &exe };
-    let mut command = format!(
-        "{} hook claude-code --launch {launch}",
-        shell_word(&hook_exe.to_string_lossy())
-    );
+    let mut command = format!("{} hook claude-code", shell_word(&hook_exe.to_string_lossy()));
+    if let Some(l) = launch {
+        command.push_str(&format!(" --launch {}", shell_word(l)));
+    }
     let shim_path = exe.with_file_name("iec-bash");
     if shim {
         anyhow::ensure!(

@@ -3,6 +3,7 @@
 mod daemon;
 mod demo;
 mod harness;
+mod history;
 mod hook;
 mod out;
 mod text;
@@ -56,14 +57,71 @@ struct CallSource {
     call_json: Option<PathBuf>,
 }
 
+/// Choosing the launch by harness version instead of by id.
+#[derive(clap::Args)]
+struct Pick {
+    /// `HARNESS@VERSION` (`claude-code@2.1.50`, `codex@0.171.0`, `gemini-cli@0.61.0`): the
+    /// launch whose version range holds it (see `iec launches`); a version in no range is an
+    /// error that lists the ranges.
+    #[arg(long)]
+    harness: Option<String>,
+    /// The OS the harness runs on, with --harness (`linux` or `windows`; default: this one).
+    /// Where several launches hold a version (Claude Code on Windows with Git Bash or
+    /// PowerShell, Codex's tools), a --call-json's tool name picks one, else choose with --launch.
+    #[arg(long, requires = "harness")]
+    os: Option<String>,
+}
+
+impl Pick {
+    /// The launch `launch` names, or the one `--harness` resolves to (`tool`: the call's tool).
+    fn launches<'a>(
+        &self,
+        cat: &'a Catalog,
+        launch: Option<&str>,
+        tool: Option<&str>,
+    ) -> Result<Vec<&'a iec_launches::Launch>> {
+        if let Some(id) = launch {
+            return Ok(if id == "all" {
+                cat.iter().collect()
+            } else {
+                vec![cat.get(id)?]
+            });
+        }
+        let spec = self.harness.as_deref().expect("clap: --launch or --harness");
+        let (h, v) = iec_launches::resolve::parse_spec(spec)?;
+        let os = self.os.as_deref().unwrap_or(iec_launches::resolve::default_os());
+        let (l, how) = iec_launches::resolve::resolve(cat, h, os, v, tool)?;
+        if let iec_launches::resolve::How::Between { below, above } = how {
+            eprintln!(
+                "iec: {spec} is between {below} and {above}, both learned as {}; using it",
+                l.id
+            );
+        }
+        Ok(vec![l])
+    }
+}
+
+fn tool_of(src: &Source) -> Option<&str> {
+    match src {
+        Source::Json(v) => v
+            .get("tool")
+            .or_else(|| v.get("tool_name"))
+            .or_else(|| v.get("name"))
+            .and_then(|t| t.as_str()),
+        _ => None,
+    }
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Check a call on a launch without executing it: exit 0 corresponds, 1 diverges,
     /// 3 unknown, 2 usage or runtime error.
     Check {
         /// Launch id, or `all`.
-        #[arg(long)]
-        launch: String,
+        #[arg(long, required_unless_present = "harness", conflicts_with = "harness")]
+        launch: Option<String>,
+        #[command(flatten)]
+        pick: Pick,
         #[command(flatten)]
         source: CallSource,
         /// Extra launch files (TOML) to load.
@@ -82,8 +140,10 @@ enum Cmd {
     /// or refuse. Exit 0 deliver, 4 refuse, 2 error.
     Repair {
         /// Launch id.
-        #[arg(long)]
-        launch: String,
+        #[arg(long, required_unless_present = "harness", conflicts_with = "harness")]
+        launch: Option<String>,
+        #[command(flatten)]
+        pick: Pick,
         #[command(flatten)]
         source: CallSource,
         #[arg(long)]
@@ -99,9 +159,11 @@ enum Cmd {
     Hook {
         #[arg(value_parser = ["claude-code"])]
         harness: String,
-        /// The launch to repair for.
-        #[arg(long, default_value = "claude-code-2.1.332-linux")]
-        launch: String,
+        /// The launch to repair for (default: the launch of the calling Claude Code's version,
+        /// read from the hook document's transcript or from the process that started the hook,
+        /// and this OS; a version with no launch is passed through, the reason on stderr).
+        #[arg(long)]
+        launch: Option<String>,
         #[arg(long)]
         launch_file: Vec<PathBuf>,
         /// Record the command for the shell shim `iec-bash` and let it through unchanged (also
@@ -128,9 +190,10 @@ enum Cmd {
         /// The settings file to edit.
         #[arg(long)]
         settings: Option<PathBuf>,
-        /// The launch the hook repairs for.
-        #[arg(long, default_value = "claude-code-2.1.332-linux")]
-        launch: String,
+        /// The launch the hook repairs for (default: none on the command line; the hook
+        /// resolves the calling Claude Code's version on every call).
+        #[arg(long)]
+        launch: Option<String>,
         /// Print the resulting settings instead of writing them.
         #[arg(long)]
         dry_run: bool,
@@ -146,6 +209,10 @@ enum Cmd {
     Launches {
         #[arg(long)]
         launch_file: Vec<PathBuf>,
+        /// A Markdown table of the launches with version ranges, in version order, and what
+        /// each changes (hop, mechanism, example call), from `iec check` on probe calls.
+        #[arg(long)]
+        history: bool,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
@@ -320,6 +387,7 @@ fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Cmd::Check {
             launch,
+            pick,
             source,
             launch_file,
             format,
@@ -331,12 +399,9 @@ fn run(cli: Cli) -> Result<i32> {
                 spawn_witness: witness == WitnessMode::Spawn,
                 full_witness: witness == WitnessMode::Spawn || full_witness,
             };
-            let launches: Vec<_> = if launch == "all" {
-                cat.iter().collect()
-            } else {
-                vec![cat.get(&launch)?]
-            };
             let src = read_source(&source)?;
+            let launches = pick.launches(&cat, launch.as_deref(), tool_of(&src))?;
+            let all = launch.as_deref() == Some("all");
             // Each report is abbreviated as soon as it is made (a long text is in many of its
             // receipts): what is kept for output stays small whatever the text.
             let mut verdicts = Vec::new();
@@ -357,7 +422,7 @@ fn run(cli: Cli) -> Result<i32> {
                 }
             }
             match format {
-                Format::Json if launch == "all" => outln!("{}", serde_json::to_string_pretty(&shown)?),
+                Format::Json if all => outln!("{}", serde_json::to_string_pretty(&shown)?),
                 Format::Json => outln!("{}", serde_json::to_string_pretty(&shown[0])?),
                 Format::Text => {}
             }
@@ -372,14 +437,19 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Cmd::Repair {
             launch,
+            pick,
             source,
             launch_file,
             format,
         } => {
             let cat = catalog(&launch_file)?;
-            let l = cat.get(&launch)?;
+            let src = read_source(&source)?;
+            let l = match &launch {
+                Some(id) => cat.get(id)?,
+                None => pick.launches(&cat, None, tool_of(&src))?[0],
+            };
             // A text over the limit is an error here (exit 2): nothing judged, nothing to deliver.
-            let call = call_of(&read_source(&source)?, l)??;
+            let call = call_of(&src, l)??;
             let out = iec_repair::repair(l, &call, iec_witness::global())?;
             let mut v = serde_json::to_value(&out)?;
             v.as_object_mut()
@@ -422,22 +492,30 @@ fn run(cli: Cli) -> Result<i32> {
             launch,
             dry_run,
             shim,
-        } => hook::install(settings, &launch, dry_run, shim),
+        } => hook::install(settings, launch.as_deref(), dry_run, shim),
         Cmd::Hook {
             harness: _,
             launch,
             launch_file,
             record_intent,
             no_daemon,
-        } => Ok(hook::claude_code(&launch, &launch_file, record_intent, no_daemon)),
+        } => Ok(hook::claude_code(launch, &launch_file, record_intent, no_daemon)),
         Cmd::Daemon { idle_exit } => daemon::run(idle_exit),
-        Cmd::Launches { launch_file, format } => {
+        Cmd::Launches {
+            launch_file,
+            history,
+            format,
+        } => {
             let cat = catalog(&launch_file)?;
+            if history {
+                out!("{}", history::table(&cat)?);
+                return Ok(0);
+            }
             let list: Vec<serde_json::Value> = cat
                 .iter()
                 .map(|l| {
                     serde_json::json!({
-                        "id": l.id, "harness": l.harness, "version": l.version, "os": l.os,
+                        "id": l.id, "harness": l.harness, "version": l.version, "versions": l.versions, "os": l.os,
                         "hops": l.hops(), "source": l.source,
                     })
                 })

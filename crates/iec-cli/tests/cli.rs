@@ -470,7 +470,10 @@ fn claude_code_hook_answers_per_the_hooks_api() {
         "eval $'printf \\x27\\x25s\\x27 \\x27a \\x21= b\\x27'"
     );
     // Refused: deny with a reason.
-    let (code, out, _) = iec(&["hook", "claude-code"], pre("grep -r x .").as_bytes());
+    let (code, out, _) = iec(
+        &["hook", "claude-code", "--launch", "claude-code-2.1.332-linux"],
+        pre("grep -r x .").as_bytes(),
+    );
     assert_eq!(code, 0);
     let h = &json(&out)["hookSpecificOutput"];
     assert_eq!(h["permissionDecision"], "deny");
@@ -506,7 +509,7 @@ fn install_claude_code_is_idempotent_and_keeps_other_settings() {
     assert!(json(&out)["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
         .as_str()
         .unwrap()
-        .ends_with(" hook claude-code --launch claude-code-2.1.332-linux"));
+        .ends_with(" hook claude-code"));
     for _ in 0..2 {
         let (code, _, _) = iec(
             &[

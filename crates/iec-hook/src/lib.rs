@@ -25,6 +25,7 @@ with the reason ([`Reply::ask`]): the user decides. Only a document whose top-le
 #![deny(missing_docs)]
 
 pub mod daemon;
+pub mod detect;
 
 use iec_core::Call;
 use iec_launches::{Catalog, Launch};
@@ -32,7 +33,8 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::path::PathBuf;
 
-/// The launch the hook repairs for when none is given.
+/// The launch of the Claude Code release this project tracks (`iec install` and the plugin
+/// resolve the launch from the calling harness's version instead; see [`detect`]).
 pub const DEFAULT_LAUNCH: &str = "claude-code-2.1.332-linux";
 
 /// `IEC_DAEMON`: `0` or `off` never asks the daemon, `only` asks it for every call and never
@@ -46,8 +48,9 @@ pub use iec_core::config::DaemonMode;
 /// One hook invocation.
 #[derive(Debug, Clone)]
 pub struct Hook {
-    /// The launch to repair for.
-    pub launch: String,
+    /// The launch to repair for; `None`: the launch of the calling Claude Code's version and
+    /// this OS ([`detect::launch_for`]), and no repair when that version has none.
+    pub launch: Option<String>,
     /// Extra launch files (TOML).
     pub launch_files: Vec<PathBuf>,
     /// Record the command for the shell shim `iec-bash` instead of repairing (also when
@@ -184,6 +187,32 @@ fn run(hook: &Hook) -> Reply {
             Err(e) => eprintln!("iec hook: cannot record the intent for iec-bash ({e}); repairing instead"),
         }
     }
+    let launch = match &hook.launch {
+        Some(l) => l.clone(),
+        None => {
+            let cat = match catalog_auto(&hook.launch_files) {
+                Ok(c) => c,
+                Err(e) => return Reply::error(&e),
+            };
+            match detect::launch_for(&cat, &doc) {
+                Ok((id, note)) => {
+                    if let Some(n) = note {
+                        eprint!("{n}");
+                    }
+                    id
+                }
+                // Never a silent guess: the call goes through as it is, and the user is told.
+                Err(why) => {
+                    return Reply {
+                        stdout: String::new(),
+                        stderr: format!(
+                            "iec hook: {why}; the call is passed through unchanged (give --launch to choose one)\n"
+                        ),
+                    }
+                }
+            }
+        }
+    };
     let ask = match hook.daemon {
         DaemonMode::Off => false,
         DaemonMode::Only => true,
@@ -191,7 +220,7 @@ fn run(hook: &Hook) -> Reply {
         DaemonMode::Auto => !iec_check::plain::is_plain(command),
     };
     if ask {
-        match daemon::ask(&hook.launch, &hook.launch_files, tool_input) {
+        match daemon::ask(&launch, &hook.launch_files, tool_input) {
             Ok(reply) => return reply,
             Err(e) if hook.daemon == DaemonMode::Only => {
                 return Reply::error(&anyhow::anyhow!("the witness daemon did not answer: {e}"))
@@ -209,7 +238,16 @@ fn run(hook: &Hook) -> Reply {
             }
         }
     }
-    answer(&hook.launch, &hook.launch_files, tool_input)
+    answer(&launch, &hook.launch_files, tool_input)
+}
+
+/// The Claude Code launches (built in, and from `files`) a version is resolved among.
+fn catalog_auto(files: &[PathBuf]) -> anyhow::Result<Catalog> {
+    let mut c = Catalog::builtin_harness("claude-code");
+    for f in files {
+        c.add_file(f)?;
+    }
+    Ok(c)
 }
 
 /// The hook's answer for a Bash `tool_input` on `launch`: what the daemon sends and what the

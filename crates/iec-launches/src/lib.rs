@@ -8,6 +8,7 @@ Receivers live elsewhere: real ones in `iec-witness`, emulated ones in `iec-wind
 
 pub mod invocation;
 pub mod render;
+pub mod resolve;
 pub mod substitutes;
 
 pub use iec_core::Hop;
@@ -218,8 +219,13 @@ pub struct Launch {
     pub id: String,
     /// Harness name.
     pub harness: String,
-    /// Harness version.
+    /// Harness version (the one its facts were taken from).
     pub version: String,
+    /// The published versions this launch holds for: inclusive ranges `[first, last]`, in
+    /// semver order; a range means every published version between its ends (npm's version
+    /// list is the universe). Empty: the launch is chosen by id only.
+    #[serde(default)]
+    pub versions: Vec<[String; 2]>,
     /// Operating system.
     pub os: String,
     /// Where the facts come from.
@@ -403,6 +409,26 @@ impl Launch {
         } else if l.spawn.argv.is_empty() {
             return Err(LaunchError::Invalid(l.id, "[spawn] argv is required".into()));
         }
+        for r in &l.versions {
+            match (resolve::Version::parse(&r[0]), resolve::Version::parse(&r[1])) {
+                (Some(a), Some(b)) if a <= b => {}
+                (Some(_), Some(_)) => {
+                    return Err(LaunchError::Invalid(
+                        l.id,
+                        format!("version range [{:?}, {:?}] ends before it starts", r[0], r[1]),
+                    ))
+                }
+                _ => {
+                    return Err(LaunchError::Invalid(
+                        l.id,
+                        format!(
+                            "version range [{:?}, {:?}] is not two versions (MAJOR.MINOR.PATCH)",
+                            r[0], r[1]
+                        ),
+                    ))
+                }
+            }
+        }
         if let Some(r) = &l.rewrite {
             for s in &r.steps {
                 if !render::REWRITES.contains(&s.as_str()) {
@@ -491,6 +517,20 @@ impl Catalog {
         let id = l.id.clone();
         self.launches.insert(id.clone(), l);
         Ok(id)
+    }
+
+    /// The built-in launches of one harness (files that name it are parsed, the rest are not:
+    /// what a hook that resolves a version needs).
+    pub fn builtin_harness(harness: &str) -> Catalog {
+        let needle = format!("harness = \"{harness}\"");
+        let mut launches = BTreeMap::new();
+        for (name, text) in BUILTIN.iter().filter(|(_, t)| t.contains(&needle)) {
+            let l = Launch::from_toml(text).unwrap_or_else(|e| panic!("built-in {name}: {e}"));
+            if l.harness == harness {
+                launches.insert(l.id.clone(), l);
+            }
+        }
+        Catalog { launches }
     }
 
     /// A launch by id.

@@ -20,7 +20,7 @@ const USAGE: &str =
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1).peekable();
     let mut hook = Hook {
-        launch: iec_hook::DEFAULT_LAUNCH.into(),
+        launch: None,
         launch_files: vec![],
         record_intent: false,
         daemon: DaemonMode::from_env(),
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
         let step = match flag.as_str() {
             "hook" if first => Ok(()),
             "claude-code" => Ok(()),
-            "--launch" => value("--launch").map(|v| hook.launch = v),
+            "--launch" => value("--launch").map(|v| hook.launch = Some(v)),
             "--launch-file" => value("--launch-file").map(|v| hook.launch_files.push(PathBuf::from(v))),
             "--record-intent" => {
                 hook.record_intent = true;
