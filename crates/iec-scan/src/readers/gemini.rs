@@ -115,8 +115,10 @@ impl Reader {
                     (status == "success" && text.contains("Output:")).then_some(0)
                 });
                 let error = match status {
-                    "error" => Some(true),
-                    "cancelled" => Some(true),
+                    "error" | "cancelled" => Some(true),
+                    // A result that is no command output is the tool's own message (its
+                    // command-substitution refusal is logged with status `success`).
+                    _ if !text.is_empty() && !text.contains("Output:") => Some(true),
                     _ => None,
                 };
                 Outcome::new(error, code, &text)
