@@ -160,7 +160,7 @@ pub fn attribute(call: &LoggedCall, decided: Option<&Decided>) -> (Option<Attrib
         return (None, disagreement);
     }
     // Intact (or not predicted) code for a further interpreter, and that interpreter's error.
-    let nested = decided.map_or(true, |d| d.exposure.contains(&Exposure::NestedCode))
+    let nested = !matches!(decided, Some(d) if !d.exposure.contains(&Exposure::NestedCode))
         && NESTED_ERRORS.iter().any(|n| err.contains(n));
     let a = if generation {
         Attribution::Generation
