@@ -6,6 +6,7 @@ use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
 use crate::attribution::Attribution;
+use crate::report::pct;
 use crate::scan::ScanResult;
 
 /// Escapes text for HTML.
@@ -86,14 +87,6 @@ fn bars(id: &str, title: &str, rows: &[Bar], max: f64) -> String {
     }
     s.push_str("</svg>");
     s
-}
-
-fn pct(n: u64, d: u64) -> String {
-    if d == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", n as f64 * 100.0 / d as f64)
-    }
 }
 
 /// The page.

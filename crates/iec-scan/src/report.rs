@@ -215,7 +215,8 @@ impl Summary {
     }
 }
 
-fn pct(n: u64, d: u64) -> String {
+/// `n` of `d` as a percentage with one decimal (`-` when `d` is 0).
+pub fn pct(n: u64, d: u64) -> String {
     if d == 0 {
         "-".into()
     } else {

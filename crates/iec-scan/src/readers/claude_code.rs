@@ -11,12 +11,12 @@
 //! `subagents/`) marks a subagent's calls. The OS is not recorded: it is read from the form of
 //! `cwd`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Ctx, LineReader};
+use super::{Ctx, LineReader, Pending};
 use crate::call::{content_text, number_after, os_of_cwd, LoggedCall, Outcome};
 use crate::input::{Skip, Stop};
 
@@ -41,13 +41,10 @@ pub const RECORD_TYPES: &[&str] = &[
 /// The shell tools read.
 const SHELL_TOOLS: &[&str] = &["Bash", "PowerShell"];
 
-/// Calls waiting for their result beyond this many are emitted without one (bounded memory).
-const MAX_PENDING: usize = 50_000;
-
 /// The reader of one transcript.
 pub struct Reader {
     subagent_file: bool,
-    pending: HashMap<String, LoggedCall>,
+    pending: Pending,
     seen: HashSet<String>,
 }
 
@@ -56,7 +53,7 @@ impl Reader {
     pub fn new(path: &Path) -> Reader {
         Reader {
             subagent_file: path.components().any(|c| c.as_os_str() == "subagents"),
-            pending: HashMap::new(),
+            pending: Pending::default(),
             seen: HashSet::new(),
         }
     }
@@ -97,23 +94,7 @@ impl Reader {
             input,
             outcome: Outcome::default(),
         };
-        if id.is_empty() {
-            (ctx.emit)(call);
-            return Ok(());
-        }
-        if self.pending.len() >= MAX_PENDING {
-            // The oldest waiting call goes out without a result.
-            if let Some(k) = self
-                .pending
-                .iter()
-                .min_by_key(|(_, c)| c.line)
-                .map(|(k, _)| k.clone())
-            {
-                let c = self.pending.remove(&k).expect("present");
-                (ctx.emit)(c);
-            }
-        }
-        self.pending.insert(id, call);
+        self.pending.wait(ctx, &id, call);
         Ok(())
     }
 
@@ -121,7 +102,7 @@ impl Reader {
         let Some(id) = block.get("tool_use_id").and_then(Value::as_str) else {
             return;
         };
-        let Some(mut call) = self.pending.remove(id) else {
+        let Some(mut call) = self.pending.take(id) else {
             return;
         };
         let is_error = block.get("is_error").and_then(Value::as_bool);
@@ -179,11 +160,6 @@ impl LineReader for Reader {
     }
 
     fn finish(&mut self, ctx: &mut Ctx) -> Result<(), Stop> {
-        let mut rest: Vec<LoggedCall> = self.pending.drain().map(|(_, c)| c).collect();
-        rest.sort_by_key(|c| c.line);
-        for c in rest {
-            (ctx.emit)(c);
-        }
-        Ok(())
+        self.pending.finish(ctx)
     }
 }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Ctx, LineReader};
+use super::{Ctx, LineReader, Pending};
 use crate::call::{command_text, content_text, number_after, os_of_cwd, LoggedCall, Outcome};
 use crate::input::{Skip, Stop};
 
@@ -40,16 +40,13 @@ const ITEM_TYPES: &[&str] = &[
     "web_search_call",
 ];
 
-/// Calls waiting for their output beyond this many are emitted without one.
-const MAX_PENDING: usize = 50_000;
-
 /// The reader of one rollout.
 #[derive(Default)]
 pub struct Reader {
     session: Option<String>,
     version: Option<String>,
     cwd: Option<String>,
-    pending: HashMap<String, LoggedCall>,
+    pending: Pending,
     exit_codes: HashMap<String, i64>,
 }
 
@@ -83,25 +80,6 @@ impl Reader {
             command,
             outcome: Outcome::default(),
         }
-    }
-
-    fn wait(&mut self, ctx: &mut Ctx, id: &str, call: LoggedCall) {
-        if id.is_empty() {
-            (ctx.emit)(call);
-            return;
-        }
-        if self.pending.len() >= MAX_PENDING {
-            if let Some(k) = self
-                .pending
-                .iter()
-                .min_by_key(|(_, c)| c.line)
-                .map(|(k, _)| k.clone())
-            {
-                let c = self.pending.remove(&k).expect("present");
-                (ctx.emit)(c);
-            }
-        }
-        self.pending.insert(id.to_string(), call);
     }
 
     fn item(&mut self, ctx: &mut Ctx, line: u64, ts: Option<&str>, p: &Value) -> Result<(), Stop> {
@@ -147,7 +125,7 @@ impl Reader {
                     );
                 };
                 let call = self.new_call(ctx, line, ts, tool, args, command);
-                self.wait(ctx, &id, call);
+                self.pending.wait(ctx, &id, call);
             }
             Some("local_shell_call") => {
                 let action = p.get("action").unwrap_or(&Value::Null);
@@ -160,10 +138,10 @@ impl Reader {
                     input["workdir"] = w.clone();
                 }
                 let call = self.new_call(ctx, line, ts, "shell", input, command);
-                self.wait(ctx, &id, call);
+                self.pending.wait(ctx, &id, call);
             }
             Some("function_call_output") => {
-                if let Some(mut call) = self.pending.remove(&id) {
+                if let Some(mut call) = self.pending.take(&id) {
                     call.outcome = output_outcome(
                         p.get("output").unwrap_or(&Value::Null),
                         self.exit_codes.remove(&id),
@@ -236,7 +214,7 @@ impl LineReader for Reader {
                     let id = p.get("call_id").and_then(Value::as_str);
                     let code = p.get("exit_code").and_then(Value::as_i64);
                     if let (Some(id), Some(code)) = (id, code) {
-                        if self.pending.contains_key(id) && self.exit_codes.len() < MAX_PENDING {
+                        if self.pending.contains(id) && self.exit_codes.len() < Pending::MAX {
                             self.exit_codes.insert(id.into(), code);
                         }
                     }
@@ -256,12 +234,7 @@ impl LineReader for Reader {
     }
 
     fn finish(&mut self, ctx: &mut Ctx) -> Result<(), Stop> {
-        let mut rest: Vec<LoggedCall> = self.pending.drain().map(|(_, c)| c).collect();
-        rest.sort_by_key(|c| c.line);
-        for c in rest {
-            (ctx.emit)(c);
-        }
-        Ok(())
+        self.pending.finish(ctx)
     }
 }
 

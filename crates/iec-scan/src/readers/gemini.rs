@@ -10,11 +10,11 @@
 //! recorded; the OS and working directory only in the first user text ("My operating system
 //! is: linux"), from which they are read.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::{Ctx, LineReader};
+use super::{Ctx, LineReader, Pending};
 use crate::call::{content_text, number_after, os_of_cwd, LoggedCall, Outcome};
 use crate::input::{Skip, Stop};
 
@@ -27,7 +27,7 @@ pub struct Reader {
     session: Option<String>,
     os: Option<String>,
     cwd: Option<String>,
-    pending: HashMap<String, LoggedCall>,
+    pending: Pending,
     done: HashSet<String>,
 }
 
@@ -152,12 +152,12 @@ impl Reader {
             };
             if final_status || id.is_empty() {
                 if !id.is_empty() {
-                    self.pending.remove(&id);
+                    self.pending.take(&id);
                     self.done.insert(id);
                 }
                 (ctx.emit)(call);
             } else {
-                self.pending.insert(id, call);
+                self.pending.wait(ctx, &id, call);
             }
         }
         Ok(())
@@ -189,12 +189,7 @@ impl LineReader for Reader {
     }
 
     fn finish(&mut self, ctx: &mut Ctx) -> Result<(), Stop> {
-        let mut rest: Vec<LoggedCall> = self.pending.drain().map(|(_, c)| c).collect();
-        rest.sort_by_key(|c| c.line);
-        for c in rest {
-            (ctx.emit)(c);
-        }
-        Ok(())
+        self.pending.finish(ctx)
     }
 }
 

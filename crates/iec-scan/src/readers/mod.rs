@@ -388,3 +388,48 @@ fn read_document(
     }
     Ok(Some(format))
 }
+
+/// Calls waiting for their result, by call id, bounded: beyond [`Pending::MAX`] the oldest goes
+/// out without a result.
+#[derive(Default)]
+pub struct Pending(HashMap<String, LoggedCall>);
+
+impl Pending {
+    /// The most calls kept waiting.
+    pub const MAX: usize = 50_000;
+
+    /// Keeps `call` until the result of `id` (a call without an id goes out at once).
+    pub fn wait(&mut self, ctx: &mut Ctx, id: &str, call: LoggedCall) {
+        if id.is_empty() {
+            (ctx.emit)(call);
+            return;
+        }
+        if self.0.len() >= Self::MAX {
+            if let Some(k) = self.0.iter().min_by_key(|(_, c)| c.line).map(|(k, _)| k.clone()) {
+                let c = self.0.remove(&k).expect("present");
+                (ctx.emit)(c);
+            }
+        }
+        self.0.insert(id.to_string(), call);
+    }
+
+    /// The call waiting for `id`.
+    pub fn take(&mut self, id: &str) -> Option<LoggedCall> {
+        self.0.remove(id)
+    }
+
+    /// True when a call waits for `id`.
+    pub fn contains(&self, id: &str) -> bool {
+        self.0.contains_key(id)
+    }
+
+    /// Emits every waiting call without a result, in line order.
+    pub fn finish(&mut self, ctx: &mut Ctx) -> Result<(), Stop> {
+        let mut rest: Vec<LoggedCall> = self.0.drain().map(|(_, c)| c).collect();
+        rest.sort_by_key(|c| c.line);
+        for c in rest {
+            (ctx.emit)(c);
+        }
+        Ok(())
+    }
+}
