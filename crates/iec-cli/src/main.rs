@@ -6,6 +6,7 @@ mod harness;
 mod history;
 mod hook;
 mod out;
+mod scan;
 mod text;
 
 use anyhow::{bail, Context, Result};
@@ -264,6 +265,10 @@ enum Cmd {
         #[command(subcommand)]
         cmd: harness::HarnessCmd,
     },
+    /// Scan agents' session logs (Claude Code, Codex, Gemini CLI, OpenHands, Cline/Roo, Harbor
+    /// ATIF): check every shell call on its launch and report how many did not run as written.
+    /// Exit 0, or 2 on a usage error or (with --strict) the first bad input.
+    Scan(scan::ScanArgs),
     /// The argv probe: print the argv this program received as JSON.
     Argvprobe {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -540,6 +545,7 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Cmd::Demo { format } => demo::run(format == Format::Json),
         Cmd::Harness { cmd } => harness::run(cmd),
+        Cmd::Scan(args) => scan::run(args),
         Cmd::Receive {
             receiver,
             mode,

@@ -175,6 +175,53 @@ pub struct HarnessRun {
     /// What the extra hook ([`crate::RunOptions::hook_command`]) wrote on stderr, all calls
     /// together.
     pub hook_stderr: String,
+    /// The session logs the harness wrote in its private home (see [`SESSION_LOG_DIRS`]), read
+    /// before the sandbox was removed: `iec scan`'s fixtures.
+    pub session_logs: Vec<SessionLog>,
+    /// The sandbox's root directory as it was during the run (removed since): the prefix of
+    /// every path in `session_logs`' contents.
+    pub sandbox_root: PathBuf,
+}
+
+/// One session log file a harness wrote during a run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SessionLog {
+    /// The path relative to the sandbox root (`home/.claude/projects/-…-work/<uuid>.jsonl`).
+    pub path: String,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Where the driven harnesses write their session logs, relative to the sandbox root: Claude
+/// Code's `~/.claude/projects`, Codex's `$CODEX_HOME/sessions`, Gemini CLI's `~/.gemini/tmp`.
+pub const SESSION_LOG_DIRS: &[&str] = &["home/.claude/projects", "codex-home/sessions", "home/.gemini/tmp"];
+
+/// Every regular file under the [`SESSION_LOG_DIRS`] of `root`, sorted by path.
+fn session_logs(root: &Path) -> Vec<SessionLog> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<SessionLog>) {
+        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => walk(root, &p, out),
+                Ok(t) if t.is_file() => {
+                    if let (Ok(rel), Ok(bytes)) = (p.strip_prefix(root), std::fs::read(&p)) {
+                        out.push(SessionLog {
+                            path: rel.to_string_lossy().into_owned(),
+                            bytes,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for d in SESSION_LOG_DIRS {
+        walk(root, &root.join(d), &mut out);
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
 }
 
 /// The project's cache directory: `~/.cache/iec`.
@@ -679,5 +726,7 @@ pub(crate) fn launch(
         hook_log: hooks,
         hook_stderr: String::from_utf8_lossy(&std::fs::read(&sb.hook_stderr).unwrap_or_default())
             .into_owned(),
+        session_logs: session_logs(&sb.root),
+        sandbox_root: sb.root.clone(),
     })
 }
