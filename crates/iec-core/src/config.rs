@@ -43,6 +43,7 @@ pub const VARS: &[&str] = &[
     "XDG_CACHE_HOME",
     "TMPDIR",
     "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
 ];
 
 /// Default of `IEC_DAEMON_TRIM_SECS`.
@@ -150,6 +151,9 @@ pub struct Config {
     /// `CLAUDE_CONFIG_DIR`: where `iec install claude-code` writes `settings.json` (else
     /// `~/.claude`).
     pub claude_config_dir: Option<PathBuf>,
+    /// `CODEX_HOME`: where `iec scan` looks for Codex's session logs (`sessions/`; else
+    /// `~/.codex`).
+    pub codex_home: Option<PathBuf>,
 }
 
 /// A variable with a value the code cannot use.
@@ -215,6 +219,7 @@ impl Config {
             xdg_cache_home: r.path("XDG_CACHE_HOME"),
             tmpdir: r.path("TMPDIR"),
             claude_config_dir: r.path("CLAUDE_CONFIG_DIR"),
+            codex_home: r.path("CODEX_HOME"),
         })
     }
 }

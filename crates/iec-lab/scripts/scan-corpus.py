@@ -24,7 +24,7 @@ def command(i, rnd):
         return rnd.choice([
             f"ls -la src/mod{n}",
             f"git log --oneline -n {n % 50 + 1} -- src/f{n}.rs",
-            f"cat docs/page{n}.md",
+            f"cat notes/page{n}.md",
             f"grep -rn TODO{n} src",
             f"make test{n}",
             f"cargo test -p crate{n % 40} case_{n}",

@@ -196,14 +196,15 @@ pub fn files_under(paths: &[PathBuf], skips: &mut Skips) -> Result<Vec<PathBuf>,
 /// `~/.gemini/tmp`, `~/.openhands/sessions`, `~/.cline/data`, and the VS Code global storage of
 /// Cline and Roo Code.
 pub fn standard_locations() -> Vec<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let config = iec_core::config::current();
+    let home = config.home;
     let mut c: Vec<PathBuf> = Vec::new();
-    match std::env::var_os("CLAUDE_CONFIG_DIR") {
-        Some(d) => c.push(PathBuf::from(d).join("projects")),
+    match config.claude_config_dir {
+        Some(d) => c.push(d.join("projects")),
         None => c.extend(home.as_ref().map(|h| h.join(".claude/projects"))),
     }
-    match std::env::var_os("CODEX_HOME") {
-        Some(d) => c.push(PathBuf::from(d).join("sessions")),
+    match config.codex_home {
+        Some(d) => c.push(d.join("sessions")),
         None => c.extend(home.as_ref().map(|h| h.join(".codex/sessions"))),
     }
     if let Some(h) = &home {
