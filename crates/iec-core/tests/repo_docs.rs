@@ -530,3 +530,12 @@ fn the_crate_map_of_docs_architecture_matches_the_manifests() {
         "docs/architecture.md: the crate map names every crate"
     );
 }
+
+/// The README is a user document of a few hundred lines (issue 18): run figures, findings and
+/// launch facts belong under `docs/`, `BENCHMARKS.md` and `CHANGELOG.md`.
+#[test]
+fn the_readme_stays_within_400_lines() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 400, "README.md has {lines} lines; the most is 400");
+}
