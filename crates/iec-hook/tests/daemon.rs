@@ -138,6 +138,9 @@ fn daemon_answers_are_the_hook_process_answers_byte_for_byte() {
     let daemon = Daemon::start(&socket, &[]);
     let lf = launch_file.to_str().unwrap();
     let l72 = ["--launch", "claude-code-2.1.72-linux"];
+    // Without --launch the hook follows the calling Claude Code's version (none here: the call
+    // passes through); 2.1.332's snapshot and validation are named.
+    let l332 = ["--launch", "claude-code-2.1.332-linux"];
     let mine = ["--launch", "mine-2.1.72", "--launch-file", lf];
     let cases: Vec<(&[&str], Vec<u8>)> = vec![
         // Unexposed: no output.
@@ -149,10 +152,10 @@ fn daemon_answers_are_the_hook_process_answers_byte_for_byte() {
             &["hook", "claude-code", "--launch", "claude-code-2.1.332-linux"],
             pre("printf 'a\\r\\n' | cat"),
         ),
-        (&[], pre("echo \"PID=$$\" | cat\r\n")),
+        (&l332, pre("echo \"PID=$$\" | cat\r\n")),
         // Refused: a snapshot function, a text that does not parse.
-        (&[], pre("grep -r x .")),
-        (&[], pre("echo 'unterminated")),
+        (&l332, pre("grep -r x .")),
+        (&l332, pre("echo 'unterminated")),
         // Other tools, other inputs, bad documents: no decision.
         (
             &[],
@@ -196,7 +199,7 @@ fn daemon_answers_are_the_hook_process_answers_byte_for_byte() {
             stderr: String::new()
         }
     );
-    let denied = via(&[], &pre("grep -r x ."));
+    let denied = via(&l332, &pre("grep -r x ."));
     let doc: Value = serde_json::from_str(&denied.stdout).unwrap();
     assert_eq!(doc["hookSpecificOutput"]["permissionDecision"], "deny");
     assert!(denied
