@@ -1196,6 +1196,11 @@ impl Drop for TmuxWitness {
 #[derive(Default)]
 pub struct TmuxPool {
     idle: Mutex<Vec<(TmuxWitness, Instant)>>,
+    /// Texts being typed now, at most [`TmuxPool::max_busy`]: each typing runs a tmux server and
+    /// an interactive bash against fixed deadlines, so more of them than CPUs make a loaded
+    /// machine miss those deadlines (a CI run with eight test threads typing at once did).
+    busy: Mutex<usize>,
+    freed: std::sync::Condvar,
 }
 
 /// A witness idle longer than this is not used again: its shell logs out after 20 idle seconds
@@ -1206,6 +1211,7 @@ impl TmuxPool {
     /// Types `text` on a warm witness for `typist` (started on first use; a witness that saw
     /// anything but a clean reading is dropped, see [`TmuxWitness::reusable`]).
     pub fn type_text(&self, typist: &Typist, text: &str) -> Result<Typed, WitnessError> {
+        let _slot = self.slot();
         let (w, stale) = {
             let mut idle = self.idle.lock().unwrap();
             let stale: Vec<_> = {
@@ -1230,6 +1236,21 @@ impl TmuxPool {
         Ok(t)
     }
 
+    /// How many texts are typed at once: one per CPU this process may run on.
+    fn max_busy() -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+
+    /// Waits for a free typing slot; the slot is given back when the guard is dropped.
+    fn slot(&self) -> BusySlot<'_> {
+        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        while *busy >= Self::max_busy() {
+            busy = self.freed.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+        *busy += 1;
+        BusySlot(self)
+    }
+
     /// Ends every idle witness now.
     pub fn clear(&self) {
         let idle = std::mem::take(&mut *self.idle.lock().unwrap());
@@ -1237,8 +1258,45 @@ impl TmuxPool {
     }
 }
 
+/// A typing slot of a [`TmuxPool`], given back on drop (also when the typing panics).
+struct BusySlot<'a>(&'a TmuxPool);
+
+impl Drop for BusySlot<'_> {
+    fn drop(&mut self) {
+        let mut busy = self.0.busy.lock().unwrap_or_else(|e| e.into_inner());
+        *busy -= 1;
+        self.0.freed.notify_one();
+    }
+}
+
 /// The process-wide tmux pool.
 pub fn global() -> &'static TmuxPool {
     static P: std::sync::OnceLock<TmuxPool> = std::sync::OnceLock::new();
     P.get_or_init(TmuxPool::default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn no_more_typings_at_once_than_cpus() {
+        let pool = TmuxPool::default();
+        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        std::thread::scope(|s| {
+            for _ in 0..TmuxPool::max_busy() * 3 + 2 {
+                s.spawn(|| {
+                    let _slot = pool.slot();
+                    let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(n, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(50));
+                    now.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        let most = most.load(Ordering::SeqCst);
+        assert!((1..=TmuxPool::max_busy()).contains(&most), "{most} at once");
+        assert_eq!(*pool.busy.lock().unwrap(), 0);
+    }
 }
