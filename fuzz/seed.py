@@ -21,7 +21,7 @@ def put(target, data):
 
 
 # launch_toml: the launch catalog.
-for p in sorted((ROOT / "launches").glob("*.toml")):
+for p in sorted((ROOT / "crates/iec-launches/launches").glob("*.toml")):
     put("launch_toml", p.read_bytes())
 
 # call_json: the accepted document shapes.

@@ -1,9 +1,9 @@
-// Embeds every launches/*.toml of the repository in the binary, so the catalog is data that
+// Embeds every launches/*.toml of this crate in the binary, so the catalog is data that
 // users can read and extend (`--launch-file`) but needs no files at run time.
 use std::fmt::Write;
 
 fn main() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../launches");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("launches");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .expect("launches/ directory")

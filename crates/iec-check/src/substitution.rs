@@ -2,7 +2,7 @@
 //! in place of programs (Claude Code 2.1.332 runs `grep` and `find` as functions calling the
 //! ugrep and bfs embedded in its binary). Every command that calls such a function is reported;
 //! whether it changes the action is read from the launch's substitution table
-//! (`launches/substitutes/*.toml`, see [`iec_launches::substitutes`]), whose rows say for which
+//! (`crates/iec-launches/launches/substitutes/*.toml`, see [`iec_launches::substitutes`]), whose rows say for which
 //! options and operands the substitute behaves as the named program, each row shown with the
 //! real programs on a fixture.
 //!

@@ -515,7 +515,7 @@ fn codex_exec_command_reads_cmd_and_parses_twice() {
 fn options_after_dash_c_are_read_as_bash_reads_them() {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../launches/claude-code-2.1.72-linux.toml"
+        "/../iec-launches/launches/claude-code-2.1.72-linux.toml"
     ))
     .unwrap()
     .replace("id = \"claude-code-2.1.72-linux\"", "id = \"learned\"")

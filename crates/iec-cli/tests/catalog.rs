@@ -132,7 +132,7 @@ fn between_two_ranges_of_one_launch_resolves_to_it_and_says_so() {
     let f = d.path().join("l.toml");
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../launches/claude-code-2.1.72-linux.toml"
+        "/../iec-launches/launches/claude-code-2.1.72-linux.toml"
     ))
     .unwrap()
     .replace("id = \"claude-code-2.1.72-linux\"", "id = \"split\"")

@@ -285,8 +285,11 @@ fn reported_payloads_run_nothing() {
     }
 
     let launch = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
-    let bash_c =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../launches/bash-c.toml")).unwrap();
+    let bash_c = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../iec-launches/launches/bash-c.toml"
+    ))
+    .unwrap();
     std::fs::write(
         launch.path(),
         bash_c

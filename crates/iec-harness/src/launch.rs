@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use rustix::process::{kill_process, kill_process_group, Pid, Signal};
 use serde_json::Value;
 
 use crate::agree::RunSpec;
@@ -500,10 +501,9 @@ pub fn kill_marked(marker: &str) -> usize {
             continue;
         };
         if env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()) {
-            // SAFETY: plain kill(2) of a pid we just read; a reused pid would have to carry the
-            // sandbox's unique marker too.
-            unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            // A reused pid would have to carry the sandbox's unique marker too.
+            if let Some(pid) = Pid::from_raw(pid as i32) {
+                let _ = kill_process(pid, Signal::KILL);
             }
             killed += 1;
         }
@@ -529,7 +529,7 @@ fn run_bounded(
     let mut child = cmd
         .spawn()
         .with_context(|| format!("spawning {:?}", cmd.get_program()))?;
-    let pgid = child.id() as libc::pid_t;
+    let pgid = Pid::from_child(&child);
     let deadline = Instant::now() + timeout;
     let mut timed_out = false;
     let status = loop {
@@ -542,10 +542,8 @@ fn run_bounded(
         }
         std::thread::sleep(Duration::from_millis(25));
     };
-    // SAFETY: killpg on the group we created; ESRCH when it is already gone is fine.
-    unsafe {
-        libc::killpg(pgid, libc::SIGKILL);
-    }
+    // The group we created; ESRCH when it is already gone is fine.
+    let _ = kill_process_group(pgid, Signal::KILL);
     kill_marked(marker);
     let status = match status {
         Some(s) => Some(s),

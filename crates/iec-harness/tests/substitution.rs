@@ -1,4 +1,4 @@
-//! The substitution table (launches/substitutes/claude-code-2.1.332.toml) against the real
+//! The substitution table (crates/iec-launches/launches/substitutes/claude-code-2.1.332.toml) against the real
 //! programs: every row's commands run once with GNU grep/find and once with the snapshot's
 //! function calling the ugrep/bfs embedded in the installed Claude Code 2.1.332, and the row's
 //! claim must hold; and the functions the table describes are the ones the real 2.1.332

@@ -38,6 +38,7 @@ Unix socket, so that a hook process does not start its own witnesses for every c
 */
 
 use crate::Reply;
+use rustix::thread::CpuSet;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -194,8 +195,7 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
         _ => {}
     }
     let m = std::fs::symlink_metadata(dir)?;
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
+    let uid = rustix::process::geteuid().as_raw();
     if !m.is_dir() || m.uid() != uid || m.mode() & 0o077 != 0 {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
@@ -344,14 +344,7 @@ pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
         .write(true)
         .open(&lock_path)
         .with_context(|| format!("cannot open {}", lock_path.display()))?;
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe {
-        libc::flock(
-            std::os::fd::AsRawFd::as_raw_fd(&lock),
-            libc::LOCK_EX | libc::LOCK_NB,
-        )
-    } != 0
-    {
+    if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
         return Ok(false);
     }
     // Holding the lock, any socket file here is a dead daemon's.
@@ -402,8 +395,7 @@ pub fn serve(socket: &Path, idle: Duration) -> anyhow::Result<bool> {
             }
         });
     }
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
+    let uid = rustix::process::geteuid().as_raw();
     for conn in listener.incoming() {
         let Ok(stream) = conn else {
             std::thread::sleep(Duration::from_millis(10));
@@ -446,8 +438,7 @@ fn sweep(dir: &Path, own_lock: &Path) {
         let Ok(f) = std::fs::File::open(&path) else {
             continue;
         };
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok() {
             let _ = std::fs::remove_file(path.with_extension("sock"));
             let _ = std::fs::remove_file(&path);
         }
@@ -456,19 +447,10 @@ fn sweep(dir: &Path, own_lock: &Path) {
 
 /// The user id of the process at the other end.
 fn peer_uid(s: &UnixStream) -> Option<u32> {
-    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: SO_PEERCRED fills a ucred of the given size.
-    let rc = unsafe {
-        libc::getsockopt(
-            std::os::fd::AsRawFd::as_raw_fd(s),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            &mut cred as *mut libc::ucred as *mut libc::c_void,
-            &mut len,
-        )
-    };
-    (rc == 0).then_some(cred.uid)
+    // SO_PEERCRED.
+    rustix::net::sockopt::socket_peercred(s)
+        .ok()
+        .map(|cred| cred.uid.as_raw())
 }
 
 /// Answers a connection beyond [`MAX_CONNECTIONS`] with `busy`, on a small thread of its own
@@ -658,16 +640,10 @@ pub fn witness_slots() -> usize {
 
 /// The CPUs this process may run on.
 fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: reads this thread's CPU mask into a zeroed set of the right size.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return vec![];
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
+    let Ok(set) = rustix::thread::sched_getaffinity(None) else {
+        return vec![];
+    };
+    (0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect()
 }
 
 /// One witness slot: its own pool, the CPU its checks run on, and when it was last used.
@@ -767,10 +743,8 @@ impl Held {
         let saved = slot.cpu.and_then(pin_to);
         let out = f(&slot.pool.lock().unwrap());
         if let Some(saved) = saved {
-            // SAFETY: restores the mask read in `pin_to` on the same thread.
-            unsafe {
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &saved);
-            }
+            // Restores the mask read in `pin_to` on the same thread.
+            let _ = rustix::thread::sched_setaffinity(None, &saved);
         }
         out
     }
@@ -788,20 +762,12 @@ impl Drop for Held {
 }
 
 /// Pins this thread to `cpu`; the mask it had, to restore.
-fn pin_to(cpu: usize) -> Option<libc::cpu_set_t> {
-    // SAFETY: plain syscalls on this thread with properly sized, initialised cpu sets.
-    unsafe {
-        let mut saved: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut saved) != 0 {
-            return None;
-        }
-        let mut one: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut one);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) != 0 {
-            return None;
-        }
-        Some(saved)
-    }
+fn pin_to(cpu: usize) -> Option<CpuSet> {
+    let saved = rustix::thread::sched_getaffinity(None).ok()?;
+    let mut one = CpuSet::new();
+    one.set(cpu);
+    rustix::thread::sched_setaffinity(None, &one).ok()?;
+    Some(saved)
 }
 
 fn builtin() -> &'static iec_launches::Catalog {

@@ -127,7 +127,7 @@ fn daemon_answers_are_the_hook_process_answers_byte_for_byte() {
     let launch_file = _dir.path().join("mine.toml");
     let builtin = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../launches/claude-code-2.1.72-linux.toml"
+        "/../iec-launches/launches/claude-code-2.1.72-linux.toml"
     ))
     .unwrap();
     std::fs::write(

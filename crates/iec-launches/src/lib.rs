@@ -1,6 +1,6 @@
 /*!
 The launch catalog. A launch (execution path) is an ordered list of hops for one harness,
-version and OS, written as a TOML file (see `launches/` in the repository); this crate loads
+version and OS, written as a TOML file (see `crates/iec-launches/launches/` in the repository); this crate loads
 them and implements the harness renderings they name (sender side: what the harness builds).
 Receivers live elsewhere: real ones in `iec-witness`, emulated ones in `iec-windows`.
 */
@@ -108,7 +108,7 @@ pub struct Snapshot {
     pub shadowed: Vec<String>,
     /// What the replacement does.
     pub note: Option<String>,
-    /// The substitution table (`launches/substitutes/<id>.toml`) that says, by option and
+    /// The substitution table (`crates/iec-launches/launches/substitutes/<id>.toml`) that says, by option and
     /// operand, where the replacements behave as the programs they stand in for; without one,
     /// every call of a shadowed program is reported as diverging.
     #[serde(default)]

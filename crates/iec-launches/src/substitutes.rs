@@ -1,4 +1,4 @@
-//! Program substitution tables (`launches/substitutes/*.toml`): for a harness whose shell
+//! Program substitution tables (`crates/iec-launches/launches/substitutes/*.toml`): for a harness whose shell
 //! snapshot runs another program in place of the one a call names (Claude Code 2.1.332's `grep`
 //! and `find` functions), how the substitute is started and, row by row, for which options and
 //! operands it behaves as the named program and for which it does not. A launch names its table
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// The built-in tables, by id.
 const BUILTIN: &[(&str, &str)] = &[(
     "claude-code-2.1.332",
-    include_str!("../../../launches/substitutes/claude-code-2.1.332.toml"),
+    include_str!("../launches/substitutes/claude-code-2.1.332.toml"),
 )];
 
 /// One table.

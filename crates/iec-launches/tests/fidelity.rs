@@ -33,7 +33,7 @@ fn every_builtin_launch_loads_and_lists_hops() {
         cat.iter()
             .filter(|l| l.windows.is_none() && l.terminal.is_none())
             .count(),
-        12
+        13
     );
     assert_eq!(cat.iter().filter(|l| l.terminal.is_some()).count(), 2);
     assert_eq!(cat.iter().filter(|l| l.windows.is_some()).count(), 9);

@@ -141,10 +141,10 @@ struct GroupKill {
 impl GroupKill {
     fn kill(&self) {
         if let Some(pgid) = self.pgid {
-            // SAFETY: plain syscall; pgid > 0 is the child's pid, which stays
-            // reserved while any member of its group is alive.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
+            // pgid > 0 is the child's pid, which stays reserved while any member of its group
+            // is alive.
+            if let Some(pgid) = rustix::process::Pid::from_raw(pgid) {
+                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
             }
         }
     }

@@ -62,8 +62,7 @@ impl std::fmt::Display for StoreError {
 impl std::error::Error for StoreError {}
 
 fn uid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
+    rustix::process::getuid().as_raw()
 }
 
 /// The store directory for this process's environment (not created).

@@ -22,7 +22,7 @@ pub mod wrapper;
 
 use std::ffi::{OsStr, OsString};
 use std::io::{Seek, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
@@ -204,13 +204,10 @@ pub fn command_fd(dir: &Path, command: &str) -> std::io::Result<OwnedFd> {
     let _ = std::fs::remove_file(&path);
     f.write_all(command.as_bytes())?;
     f.rewind()?;
-    // SAFETY: F_DUPFD on a descriptor we own; the new one has no FD_CLOEXEC, so bash inherits it.
-    let fd = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_DUPFD, MIN_FD) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fd was just returned by fcntl and is owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    // A duplicate at MIN_FD or above, then without FD_CLOEXEC, so bash inherits it.
+    let fd = rustix::io::fcntl_dupfd_cloexec(&f, MIN_FD)?;
+    rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::empty())?;
+    Ok(fd)
 }
 
 fn exec_bash(bash: &Path, argv0: &OsStr, rest: &[OsString]) -> i32 {

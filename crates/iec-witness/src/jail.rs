@@ -275,16 +275,10 @@ impl Reads {
             rules.push((d.to_path_buf(), LL_READ_FILE | LL_READ_DIR));
         }
         for (path, access) in rules {
-            let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+            use rustix::fs::{Mode, OFlags};
+            let Ok(pfd) = rustix::fs::open(&path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) else {
                 continue;
             };
-            // SAFETY: open with O_PATH of a NUL-terminated path.
-            let pfd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-            if pfd < 0 {
-                continue;
-            }
-            // SAFETY: a descriptor we just opened.
-            let pfd = unsafe { std::os::fd::OwnedFd::from_raw_fd(pfd) };
             let meta = std::fs::metadata(&path);
             // A file takes only file rights.
             let access = match meta {
@@ -323,17 +317,11 @@ pub(crate) const MIN_RULESET_FD: i32 = 16;
 
 /// `fd` moved to a number at or above [`MIN_RULESET_FD`] (close-on-exec).
 fn above_child_descriptors(fd: std::os::fd::OwnedFd) -> Option<std::os::fd::OwnedFd> {
-    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::fd::AsRawFd;
     if fd.as_raw_fd() >= MIN_RULESET_FD {
         return Some(fd);
     }
-    // SAFETY: F_DUPFD_CLOEXEC on a descriptor we own returns a new one or -1.
-    let high = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, MIN_RULESET_FD) };
-    if high < 0 {
-        return None;
-    }
-    // SAFETY: the fresh duplicate is ours alone.
-    Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(high) })
+    rustix::io::fcntl_dupfd_cloexec(&fd, MIN_RULESET_FD).ok()
 }
 
 /// The program, argv and environment of the jail's own exec, as C arrays.
@@ -620,8 +608,8 @@ impl Jail {
             let magic = magic_page()? as u64;
             let exec = Exec::new(program, args, env)?;
             let filter = filter(kind, magic)?;
-            // SAFETY: getuid/getgid/geteuid cannot fail.
-            let (uid, gid, euid) = unsafe { (libc::getuid(), libc::getgid(), libc::geteuid()) };
+            use rustix::process::{geteuid, getgid, getuid};
+            let (uid, gid, euid) = (getuid().as_raw(), getgid().as_raw(), geteuid().as_raw());
             let drop_to = (euid == 0).then(|| {
                 let id = private_id();
                 (id, id)
@@ -897,8 +885,10 @@ fn rules(
 /// Kills every process of the process group `pgid` (the witness and whatever it started).
 pub fn kill_group(pgid: u32) {
     if pgid > 1 {
-        // SAFETY: a plain signal to a process group this process created.
-        unsafe { libc::killpg(pgid as libc::pid_t, libc::SIGKILL) };
+        // A process group this process created.
+        if let Some(pgid) = rustix::process::Pid::from_raw(pgid as i32) {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use crate::gate::may_break_out;
 use crate::server::{BashServer, Expansion, Parse, ENDED_EARLY};
 use crate::spawn;
 use crate::WitnessError;
+use rustix::thread::CpuSet;
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, OnceLock};
 
@@ -63,7 +64,7 @@ const SYNTAX_MEMO_ENTRIES: usize = 4096;
 pub struct CpuPin {
     cpu: usize,
     /// The mask to restore; `None` when an outer pin of this thread restores it.
-    saved: Option<libc::cpu_set_t>,
+    saved: Option<CpuSet>,
 }
 
 thread_local! {
@@ -80,27 +81,19 @@ impl CpuPin {
         if !*ENABLED.get_or_init(|| iec_core::config::current().witness_pin) {
             return None;
         }
-        // SAFETY: plain syscalls on this thread with properly sized, initialised cpu sets.
-        unsafe {
-            let cpu = libc::sched_getcpu();
-            if cpu < 0 || cpu as usize >= libc::CPU_SETSIZE as usize {
-                return None;
-            }
-            let mut saved: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut saved) != 0 {
-                return None;
-            }
-            let mut one: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu as usize, &mut one);
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) != 0 {
-                return None;
-            }
-            PINNED.with(|p| p.set(Some(cpu as usize)));
-            Some(CpuPin {
-                cpu: cpu as usize,
-                saved: Some(saved),
-            })
+        let cpu = rustix::thread::sched_getcpu();
+        if cpu >= CpuSet::MAX_CPU {
+            return None;
         }
+        let saved = rustix::thread::sched_getaffinity(None).ok()?;
+        let mut one = CpuSet::new();
+        one.set(cpu);
+        rustix::thread::sched_setaffinity(None, &one).ok()?;
+        PINNED.with(|p| p.set(Some(cpu)));
+        Some(CpuPin {
+            cpu,
+            saved: Some(saved),
+        })
     }
 }
 
@@ -108,10 +101,8 @@ impl Drop for CpuPin {
     fn drop(&mut self) {
         if let Some(saved) = &self.saved {
             PINNED.with(|p| p.set(None));
-            // SAFETY: restores the mask read in `here` on the same thread.
-            unsafe {
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), saved);
-            }
+            // Restores the mask read in `here` on the same thread.
+            let _ = rustix::thread::sched_setaffinity(None, saved);
         }
     }
 }

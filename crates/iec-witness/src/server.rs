@@ -252,11 +252,10 @@ fn sweep(prefix: &str) {
                 continue;
             };
             let stale = match rest.split_once('-').and_then(|(pid, _)| pid.parse::<i32>().ok()) {
-                // SAFETY: kill with signal 0 only asks whether the process exists.
-                Some(pid) => unsafe {
-                    libc::kill(pid, 0) != 0
-                        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-                },
+                // Signal 0 only asks whether the process exists.
+                Some(pid) => rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
+                    rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
+                }),
                 None => e
                     .metadata()
                     .and_then(|m| m.modified())
@@ -751,29 +750,23 @@ struct TimedPipe {
 
 impl std::io::Read for TimedPipe {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        use std::os::fd::AsRawFd;
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
         if let Some(deadline) = self.deadline {
             loop {
                 let left = deadline.saturating_duration_since(std::time::Instant::now());
                 if left.is_zero() {
                     return Err(std::io::ErrorKind::TimedOut.into());
                 }
-                let mut fds = libc::pollfd {
-                    fd: self.pipe.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
+                let mut fds = [PollFd::new(&self.pipe, PollFlags::IN)];
+                let ms = left.as_millis().clamp(1, i32::MAX as u128) as i64;
+                let timeout = Timespec {
+                    tv_sec: ms / 1000,
+                    tv_nsec: ms % 1000 * 1_000_000,
                 };
-                let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-                // SAFETY: one valid pollfd for the duration of the call.
-                let r = unsafe { libc::poll(&mut fds, 1, ms) };
-                if r > 0 {
-                    break;
-                }
-                if r < 0 {
-                    let e = std::io::Error::last_os_error();
-                    if e.kind() != std::io::ErrorKind::Interrupted {
-                        return Err(e);
-                    }
+                match poll(&mut fds, Some(&timeout)) {
+                    Ok(n) if n > 0 => break,
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(e.into()),
                 }
             }
         }

@@ -397,45 +397,52 @@ pub struct TmuxWitness {
 /// A process this witness started (through tmux), held by a pidfd where the kernel has them.
 struct Proc {
     pid: i32,
-    fd: i32,
+    fd: Option<std::os::fd::OwnedFd>,
 }
 
 impl Proc {
     fn new(pid: i32) -> Proc {
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+        let fd = rustix::process::Pid::from_raw(pid)
+            .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
         Proc { pid, fd }
     }
 
+    /// The pidfd's number, or -1 without one.
+    fn raw_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.fd.as_ref().map_or(-1, |f| f.as_raw_fd())
+    }
+
     fn alive(&self) -> bool {
-        if self.fd >= 0 {
-            let mut p = libc::pollfd {
-                fd: self.fd,
-                events: libc::POLLIN,
-                revents: 0,
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        if let Some(fd) = &self.fd {
+            // Readable once the process has ended.
+            let now = Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
             };
-            // SAFETY: one valid pollfd.
-            return unsafe { libc::poll(&mut p, 1, 0) } == 0;
+            return matches!(poll(&mut [PollFd::new(fd, PollFlags::IN)], Some(&now)), Ok(0));
         }
-        // SAFETY: signal 0 only checks that the process exists.
-        self.pid > 1 && unsafe { libc::kill(self.pid, 0) } == 0
+        // Signal 0 only checks that the process exists.
+        self.pid > 1
+            && self
+                .pid_t()
+                .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+    }
+
+    fn pid_t(&self) -> Option<rustix::process::Pid> {
+        rustix::process::Pid::from_raw(self.pid)
     }
 
     fn kill(&self) {
-        if self.fd >= 0 {
-            // SAFETY: a signal through our own pidfd.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    self.fd,
-                    libc::SIGKILL,
-                    std::ptr::null::<libc::siginfo_t>(),
-                    0,
-                )
-            };
+        use rustix::process::Signal;
+        if let Some(fd) = &self.fd {
+            let _ = rustix::process::pidfd_send_signal(fd, Signal::KILL);
         } else if self.alive() {
-            // SAFETY: a plain signal to a process this witness started.
-            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            // A process this witness started.
+            if let Some(p) = self.pid_t() {
+                let _ = rustix::process::kill_process(p, Signal::KILL);
+            }
         }
     }
 
@@ -449,15 +456,6 @@ impl Proc {
             std::thread::sleep(Duration::from_millis(2));
         }
         true
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if self.fd >= 0 {
-            // SAFETY: our own descriptor, closed once.
-            unsafe { libc::close(self.fd) };
-        }
     }
 }
 
@@ -656,7 +654,7 @@ pub fn jail_helper_main(args: &[OsString]) -> i32 {
     // The watchdog: opened before the fork, so that neither id can be reused in between.
     let owner_p = Proc::new(owner);
     let server_p = Proc::new(server);
-    if owner_p.fd < 0 && !owner_p.alive() {
+    if owner_p.fd.is_none() && !owner_p.alive() {
         return fail("the owner is gone", &owner);
     }
     // SAFETY: fork in a single-threaded process; the child only polls and signals.
@@ -724,21 +722,21 @@ unsafe fn watchdog(owner: &Proc, server: &Proc, pgrp: i32, dir: &Path) -> ! {
     ] {
         libc::signal(sig, libc::SIG_IGN);
     }
-    let keep = [owner.fd, server.fd];
+    let keep = [owner.raw_fd(), server.raw_fd()];
     for fd in 0..1024 {
         if !keep.contains(&fd) {
             libc::close(fd);
         }
     }
-    if owner.fd >= 0 && server.fd >= 0 {
+    if owner.fd.is_some() && server.fd.is_some() {
         let mut p = [
             libc::pollfd {
-                fd: owner.fd,
+                fd: owner.raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             },
             libc::pollfd {
-                fd: server.fd,
+                fd: server.raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             },
@@ -860,8 +858,8 @@ impl TmuxWitness {
             status: None,
             probe: false,
             drained: false,
-            server: Proc { pid: -1, fd: -1 },
-            pane: Proc { pid: -1, fd: -1 },
+            server: Proc { pid: -1, fd: None },
+            pane: Proc { pid: -1, fd: None },
             reusable: true,
         };
         {
@@ -1182,8 +1180,10 @@ impl Drop for TmuxWitness {
     fn drop(&mut self) {
         let _ = self.client(&["kill-server".into()]);
         if self.pane.pid > 1 && self.pane.alive() {
-            // SAFETY: the pane's process group (its first process is a session leader), alive.
-            unsafe { libc::killpg(self.pane.pid, libc::SIGKILL) };
+            // The pane's process group (its first process is a session leader), alive.
+            if let Some(p) = self.pane.pid_t() {
+                let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
+            }
         }
         self.pane.kill();
         self.server.kill();

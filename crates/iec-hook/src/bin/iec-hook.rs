@@ -17,8 +17,29 @@ const USAGE: &str =
     "usage: iec-hook [hook] [claude-code] [--launch ID] [--launch-file F]... [--record-intent] [--no-daemon]
        iec-hook --daemon [--idle-exit SECS]";
 
+/// What the command line asks for.
+enum Run {
+    Hook(Hook),
+    Daemon(Option<u64>),
+    Print(String),
+}
+
 fn main() -> ExitCode {
-    let mut args = std::env::args_os().skip(1).peekable();
+    match parse(lexopt::Parser::from_env()) {
+        Ok(Run::Hook(hook)) => ExitCode::from(iec_hook::claude_code(&hook) as u8),
+        Ok(Run::Daemon(idle)) => run_daemon(idle),
+        Ok(Run::Print(text)) => {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage(&e),
+    }
+}
+
+/// The command line, read left to right: `--help` and `--version` answer at once, the first
+/// error ends it. `--daemon` serves and ignores the hook's options.
+fn parse(mut p: lexopt::Parser) -> Result<Run, String> {
+    use lexopt::Arg::{Long, Short, Value};
     let mut hook = Hook {
         launch: None,
         launch_files: vec![],
@@ -29,64 +50,47 @@ fn main() -> ExitCode {
     let mut serve = false;
     let mut idle: Option<u64> = None;
     let mut first = true;
-    while let Some(a) = args.next() {
-        let Some(a) = a.to_str().map(str::to_owned) else {
-            return usage(&format!("argument {a:?} is not UTF-8"));
-        };
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (a.clone(), None),
-        };
-        let mut value = |name: &str| -> Result<String, String> {
-            match inline
-                .clone()
-                .or_else(|| args.next().and_then(|v| v.into_string().ok()))
-            {
-                Some(v) => Ok(v),
-                None => Err(format!("{name} needs a value")),
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        match arg {
+            Value(v) if first && v == "hook" => {}
+            Value(v) if v == "claude-code" => {}
+            Long("launch") => hook.launch = Some(value(&mut p, "--launch")?),
+            Long("launch-file") => hook
+                .launch_files
+                .push(PathBuf::from(value(&mut p, "--launch-file")?)),
+            Long("record-intent") => hook.record_intent = true,
+            Long("no-daemon") => hook.daemon = DaemonMode::Off,
+            Long("daemon") => serve = true,
+            Long("idle-exit") => {
+                let v = value(&mut p, "--idle-exit")?;
+                idle = Some(
+                    v.parse()
+                        .map_err(|_| format!("--idle-exit takes seconds, got {v:?}"))?,
+                );
             }
-        };
-        let step = match flag.as_str() {
-            "hook" if first => Ok(()),
-            "claude-code" => Ok(()),
-            "--launch" => value("--launch").map(|v| hook.launch = Some(v)),
-            "--launch-file" => value("--launch-file").map(|v| hook.launch_files.push(PathBuf::from(v))),
-            "--record-intent" => {
-                hook.record_intent = true;
-                Ok(())
+            Long("version") | Short('V') => {
+                return Ok(Run::Print(format!("iec-hook {}", env!("CARGO_PKG_VERSION"))))
             }
-            "--no-daemon" => {
-                hook.daemon = DaemonMode::Off;
-                Ok(())
+            Long("help") | Short('h') => return Ok(Run::Print(USAGE.into())),
+            Value(v) => {
+                return Err(match v.to_str() {
+                    Some(v) => format!("unexpected argument {v:?}"),
+                    None => format!("argument {v:?} is not UTF-8"),
+                })
             }
-            "--daemon" => {
-                serve = true;
-                Ok(())
-            }
-            "--idle-exit" => value("--idle-exit").and_then(|v| {
-                v.parse()
-                    .map(|n| idle = Some(n))
-                    .map_err(|_| format!("--idle-exit takes seconds, got {v:?}"))
-            }),
-            "--version" | "-V" => {
-                println!("iec-hook {}", env!("CARGO_PKG_VERSION"));
-                return ExitCode::SUCCESS;
-            }
-            "--help" | "-h" => {
-                println!("{USAGE}");
-                return ExitCode::SUCCESS;
-            }
-            other => Err(format!("unexpected argument {other:?}")),
-        };
-        if let Err(e) = step {
-            return usage(&e);
+            Long(other) => return Err(format!("unexpected argument \"--{other}\"")),
+            Short(other) => return Err(format!("unexpected argument \"-{other}\"")),
         }
         first = false;
     }
-    if serve {
-        return run_daemon(idle);
-    }
-    ExitCode::from(iec_hook::claude_code(&hook) as u8)
+    Ok(if serve { Run::Daemon(idle) } else { Run::Hook(hook) })
+}
+
+/// The value of option `name` (`--name=V` or `--name V`, whatever V looks like).
+fn value(p: &mut lexopt::Parser, name: &str) -> Result<String, String> {
+    let v = p.value().map_err(|_| format!("{name} needs a value"))?;
+    v.into_string()
+        .map_err(|v| format!("the value of {name}, {v:?}, is not UTF-8"))
 }
 
 fn usage(e: &str) -> ExitCode {
