@@ -110,7 +110,8 @@ enum On {
     Deliver {
         input: Value,
         repaired: bool,
-        corresponds: bool,
+        /// The check of the delivered call.
+        verdict: Verdict,
     },
     Refuse,
 }
@@ -120,8 +121,12 @@ enum On {
 pub struct Outcome1 {
     /// The check passed.
     pub pass: bool,
-    /// Calls whose check (IntAct off) does not correspond.
+    /// Calls whose check (IntAct off) diverges.
     pub changed: usize,
+    /// Calls whose check (IntAct off) is `unknown`.
+    pub unknown: usize,
+    /// Not decided: no call runs on this path and a call's check is `unknown` (none diverges).
+    pub undecided: bool,
     /// Calls IntAct re-rendered (mode on).
     pub repaired: usize,
     /// Calls IntAct refused (mode on).
@@ -155,7 +160,7 @@ pub struct ItemResult {
 impl ItemResult {
     /// Hazard fails, control passes (IntAct off).
     pub fn lost(&self) -> bool {
-        !self.off.pass && self.control_pass
+        !self.off.pass && !self.off.undecided && self.control_pass
     }
     /// Lost, and passes with IntAct on.
     pub fn recovered(&self) -> bool {
@@ -187,8 +192,13 @@ pub struct PathMetrics {
     pub recovery_rate: Option<f64>,
     /// Controls that IntAct changes, refuses or breaks.
     pub false_repairs: usize,
-    /// Calls (hazards and controls) whose check does not correspond with IntAct off.
+    /// Calls (hazards and controls) whose check diverges with IntAct off.
     pub changed_calls: usize,
+    /// Calls (hazards) whose check is `unknown` with IntAct off.
+    pub unknown_calls: usize,
+    /// Items not decided (off or on): no call runs on the path and a check is `unknown`;
+    /// left out of lost, recovered and McNemar.
+    pub undecided: usize,
     /// Exact McNemar p between the items' pass/fail with IntAct off and on.
     pub mcnemar_p: f64,
     /// Items failing off and passing on.
@@ -288,7 +298,7 @@ impl<'a> Runner<'a> {
             On::Deliver {
                 input: call.input.clone(),
                 repaired: false,
-                corresponds: true,
+                verdict: Verdict::Corresponds,
             }
         } else {
             match repair(l, &call, pool).map_err(err)? {
@@ -298,7 +308,8 @@ impl<'a> Runner<'a> {
                     check,
                     ..
                 } => On::Deliver {
-                    corresponds: check.map(|c| c.verdict == Verdict::Corresponds).unwrap_or(false),
+                    // An unchanged delivery is the call just checked.
+                    verdict: check.map_or(report.verdict, |c| c.verdict),
                     input,
                     repaired,
                 },
@@ -315,47 +326,64 @@ impl<'a> Runner<'a> {
     }
 
     /// Runs one variant on one launch with IntAct off or on.
+    /// Runs one variant; `off` is the same variant's run with IntAct off (its outcome and its
+    /// delivered calls): when IntAct delivers exactly those calls, the run is not repeated.
     fn variant(
         &self,
         l: &Launch,
         v: &Variant,
         on: bool,
         want: &BTreeMap<String, String>,
-    ) -> Result<Outcome1, Error> {
+        off: Option<(&Outcome1, &[Option<Value>])>,
+    ) -> Result<(Outcome1, Vec<Option<Value>>), Error> {
         let dec = decider(l);
         let mut o = Outcome1::default();
         let mut inputs = vec![];
-        let mut all_correspond = true;
+        // What the delivered calls' checks say: all correspond, one diverges (or is refused).
+        let (mut all_correspond, mut any_diverges) = (true, false);
         for t in &v.texts {
             let d = self.deliver(l, t)?;
-            if d.off_verdict != Verdict::Corresponds {
-                o.changed += 1;
+            match d.off_verdict {
+                Verdict::Diverges => o.changed += 1,
+                Verdict::Unknown => o.unknown += 1,
+                Verdict::Corresponds => {}
             }
-            if !on {
-                all_correspond &= d.off_verdict == Verdict::Corresponds;
+            let verdict = if !on {
                 inputs.push(Some(d.off_input.clone()));
-                continue;
-            }
-            match &d.on {
-                On::Deliver {
-                    input,
-                    repaired,
-                    corresponds,
-                } => {
-                    o.repaired += *repaired as usize;
-                    all_correspond &= *corresponds;
-                    inputs.push(Some(input.clone()));
+                d.off_verdict
+            } else {
+                match &d.on {
+                    On::Deliver {
+                        input,
+                        repaired,
+                        verdict,
+                    } => {
+                        o.repaired += *repaired as usize;
+                        inputs.push(Some(input.clone()));
+                        *verdict
+                    }
+                    On::Refuse => {
+                        o.refused += 1;
+                        inputs.push(None);
+                        Verdict::Diverges
+                    }
                 }
-                On::Refuse => {
-                    o.refused += 1;
-                    all_correspond = false;
-                    inputs.push(None);
-                }
-            }
+            };
+            all_correspond &= verdict == Verdict::Corresponds;
+            any_diverges |= verdict == Verdict::Diverges;
         }
         if dec != Decider::Run {
+            // No call runs here: the checks decide, and a call they cannot judge (`unknown`,
+            // e.g. a bash text that does not parse as PowerShell) leaves the item undecided.
             o.pass = all_correspond;
-            return Ok(o);
+            o.undecided = !all_correspond && !any_diverges;
+            return Ok((o, inputs));
+        }
+        if let Some((prev, prev_inputs)) = off {
+            if prev_inputs == inputs.as_slice() {
+                o.pass = prev.pass;
+                return Ok((o, inputs));
+            }
         }
         let mut sb = Sandbox::new(v.setup, v.chain.and(self.tools.get()))?;
         for input in inputs.iter().flatten() {
@@ -370,7 +398,19 @@ impl<'a> Runner<'a> {
         }
         let got = observe(&sb, v);
         o.pass = &got == want;
-        Ok(o)
+        Ok((o, inputs))
+    }
+
+    /// A variant with IntAct off, then on.
+    fn off_on(
+        &self,
+        l: &Launch,
+        v: &Variant,
+        want: &BTreeMap<String, String>,
+    ) -> Result<(Outcome1, Outcome1), Error> {
+        let (off, inputs) = self.variant(l, v, false, want, None)?;
+        let (on, _) = self.variant(l, v, true, want, Some((&off, &inputs)))?;
+        Ok((off, on))
     }
 
     /// The final state of a variant run directly by `bash -c` in a fresh sandbox (the control
@@ -458,21 +498,20 @@ impl<'a> Runner<'a> {
         // Chains and tasks: the control is the recorded actions on bash-c.
         let control_launch = self.launches.iter().find(|l| l.id == CONTROL_PATH).copied();
         let base = match (&control, control_launch) {
-            (None, Some(l)) => Some((
-                self.variant(l, &hazard, false, &want_h)?,
-                self.variant(l, &hazard, true, &want_h)?,
-            )),
+            (None, Some(l)) => Some(self.off_on(l, &hazard, &want_h)?),
             _ => None,
         };
         let mut out = vec![];
         for l in &self.launches {
-            let off = self.variant(l, &hazard, false, &want_h)?;
-            let on = self.variant(l, &hazard, true, &want_h)?;
+            let (off, on) = match &base {
+                Some(b) if l.id == CONTROL_PATH => *b,
+                _ => self.off_on(l, &hazard, &want_h)?,
+            };
             let (control_pass, control_on, control_changed) = match &control {
                 Some(c) => {
                     let want = want_c.as_ref().unwrap_or(&want_h);
-                    let coff = self.variant(l, c, false, want)?;
-                    (coff.pass, self.variant(l, c, true, want)?, coff.changed)
+                    let (coff, con) = self.off_on(l, c, want)?;
+                    (coff.pass, con, coff.changed)
                 }
                 None => match &base {
                     // False repairs of chains and tasks are counted on bash-c only.
@@ -603,6 +642,11 @@ pub fn metrics(items: &[&ItemResult]) -> PathMetrics {
         m.recovered_changed += (r.recovered() && changed) as usize;
         m.false_repairs += r.false_repair() as usize;
         m.changed_calls += r.off.changed + r.control_changed;
+        m.unknown_calls += r.off.unknown;
+        if r.off.undecided || r.on.undecided {
+            m.undecided += 1;
+            continue;
+        }
         m.off_fail_on_pass += (!r.off.pass && r.on.pass) as usize;
         m.off_pass_on_fail += (r.off.pass && !r.on.pass) as usize;
     }

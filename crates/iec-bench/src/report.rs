@@ -13,8 +13,18 @@ pub fn table(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<30} {:<16} {:>5} {:>5} {:>7} {:>9} {:>8} {:>7} {:>7} {:>9}",
-        "path", "decided by", "items", "lost", "changed", "recovered", "rate", "false", "calls", "McNemar p"
+        "{:<30} {:<16} {:>5} {:>9} {:>5} {:>7} {:>9} {:>8} {:>5} {:>7} {:>9}",
+        "path",
+        "decided by",
+        "items",
+        "undecided",
+        "lost",
+        "changed",
+        "recovered",
+        "rate",
+        "false",
+        "calls",
+        "McNemar p"
     );
     for (id, m) in &r.paths {
         let by = match m.decided_by {
@@ -25,8 +35,9 @@ pub fn table(r: &Report) -> String {
         };
         let _ = writeln!(
             s,
-            "{id:<30} {by:<16} {:>5} {:>5} {:>7} {:>9} {:>8} {:>7} {:>7} {:>9.3e}",
+            "{id:<30} {by:<16} {:>5} {:>9} {:>5} {:>7} {:>9} {:>8} {:>5} {:>7} {:>9.3e}",
             m.items,
+            m.undecided,
             m.lost,
             m.lost_changed,
             format!("{}/{}", m.recovered_changed, m.lost_changed),
@@ -50,7 +61,7 @@ pub fn table(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "lost: the hazard fails, the control passes (IntAct off); changed: lost with a call whose check does not correspond;\nfalse: a control IntAct re-renders, refuses or breaks; calls: calls whose check does not correspond (IntAct off)."
+        "lost: the hazard fails, the control passes (IntAct off); changed: lost with a call whose check does not correspond;\nfalse: a control IntAct re-renders, refuses or breaks; calls: calls whose check diverges (IntAct off);\nundecided: no call runs on the path and a check is unknown (left out of lost and McNemar)."
     );
     s
 }
