@@ -35,7 +35,8 @@ pub enum Contract {
 }
 
 /// What the check of an item compares after its actions ran.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, Deserialize)]
+#[serde(try_from = "String")]
 pub enum Observable {
     /// The standard output of all actions, concatenated.
     Stdout,
@@ -46,6 +47,13 @@ pub enum Observable {
     GitMessage,
     /// The sorted names of the files in the sandbox (outside `.git` and the tools' folder).
     Tree,
+}
+
+impl TryFrom<String> for Observable {
+    type Error = String;
+    fn try_from(s: String) -> Result<Observable, String> {
+        Observable::parse(&s)
+    }
 }
 
 impl Observable {
@@ -88,25 +96,9 @@ pub fn safe_name(name: &str) -> bool {
             .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPair {
-    id: String,
-    family: String,
-    source: String,
-    contract: Contract,
-    intent: String,
-    #[serde(default)]
-    setup: BTreeMap<String, String>,
-    hazard: String,
-    control: String,
-    observe: Vec<String>,
-    #[serde(default)]
-    expect: BTreeMap<String, String>,
-}
-
 /// A hazard and a control that differ in one literal.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Pair {
     /// Unique id.
     pub id: String,
@@ -119,6 +111,7 @@ pub struct Pair {
     /// The intended action, in words.
     pub intent: String,
     /// Files written into the sandbox before the action (name → content).
+    #[serde(default)]
     pub setup: BTreeMap<String, String>,
     /// The command text with the hazardous literal.
     pub hazard: String,
@@ -127,25 +120,13 @@ pub struct Pair {
     /// What the check compares.
     pub observe: Vec<Observable>,
     /// Hand-written expectations (`stdout`, `file:NAME`, …) the control-path run must meet.
+    #[serde(default)]
     pub expect: BTreeMap<String, String>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTask {
-    id: String,
-    source: String,
-    instruction: String,
-    #[serde(default)]
-    setup: BTreeMap<String, String>,
-    actions: Vec<String>,
-    observe: Vec<String>,
-    #[serde(default)]
-    expect: BTreeMap<String, String>,
-}
-
 /// An end-to-end task: an instruction, the recorded correct actions and a check.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Task {
     /// Unique id.
     pub id: String,
@@ -154,38 +135,39 @@ pub struct Task {
     /// What the agent was asked to do.
     pub instruction: String,
     /// Files written into the sandbox first.
+    #[serde(default)]
     pub setup: BTreeMap<String, String>,
     /// The recorded correct command texts, in order.
     pub actions: Vec<String>,
     /// What the check compares.
     pub observe: Vec<Observable>,
     /// Hand-written expectations the control-path run must meet.
+    #[serde(default)]
     pub expect: BTreeMap<String, String>,
 }
 
-fn observables(raw: &[String], expect: &BTreeMap<String, String>) -> Result<Vec<Observable>, String> {
-    if raw.is_empty() {
+/// `observe` is not empty and `expect` names only what it lists.
+fn observed_and_expected(obs: &[Observable], expect: &BTreeMap<String, String>) -> Result<(), String> {
+    if obs.is_empty() {
         return Err("`observe` is empty: the check must compare something".into());
     }
-    let obs = raw
-        .iter()
-        .map(|s| Observable::parse(s))
-        .collect::<Result<Vec<_>, _>>()?;
-    for k in expect.keys() {
-        if !obs.iter().any(|o| &o.key() == k) {
-            return Err(format!("`expect` names `{k}`, which `observe` does not list"));
-        }
-    }
-    Ok(obs)
-}
-
-fn setup_ok(setup: &BTreeMap<String, String>) -> Result<(), String> {
-    match setup.keys().find(|k| !safe_name(k)) {
-        Some(k) => Err(format!(
-            "setup file `{k}` must be a relative path inside the sandbox"
-        )),
+    match expect.keys().find(|k| !obs.iter().any(|o| &o.key() == *k)) {
+        Some(k) => Err(format!("`expect` names `{k}`, which `observe` does not list")),
         None => Ok(()),
     }
+}
+
+/// What every pair and task needs: setup files inside the sandbox and a source.
+fn setup_and_source(setup: &BTreeMap<String, String>, source: &str) -> Result<(), String> {
+    if let Some(k) = setup.keys().find(|k| !safe_name(k)) {
+        return Err(format!(
+            "setup file `{k}` must be a relative path inside the sandbox"
+        ));
+    }
+    if source.trim().is_empty() {
+        return Err("`source` is empty: every item cites where its hazard comes from".into());
+    }
+    Ok(())
 }
 
 /// Reads a JSON Lines file: one value a non-empty line (`#` starts a comment line), each
@@ -224,47 +206,24 @@ pub fn read_lines<T>(
 
 /// Parses one pair line.
 pub fn pair(v: Value) -> Result<Pair, String> {
-    let r: RawPair = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    setup_ok(&r.setup)?;
-    if r.hazard == r.control {
+    let p: Pair = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    setup_and_source(&p.setup, &p.source)?;
+    observed_and_expected(&p.observe, &p.expect)?;
+    if p.hazard == p.control {
         return Err("hazard and control are the same text".into());
     }
-    if r.source.trim().is_empty() {
-        return Err("`source` is empty: every item cites where its hazard comes from".into());
-    }
-    Ok(Pair {
-        observe: observables(&r.observe, &r.expect)?,
-        id: r.id,
-        family: r.family,
-        source: r.source,
-        contract: r.contract,
-        intent: r.intent,
-        setup: r.setup,
-        hazard: r.hazard,
-        control: r.control,
-        expect: r.expect,
-    })
+    Ok(p)
 }
 
 /// Parses one task line.
 pub fn task(v: Value) -> Result<Task, String> {
-    let r: RawTask = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    setup_ok(&r.setup)?;
-    if r.actions.is_empty() {
+    let t: Task = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    setup_and_source(&t.setup, &t.source)?;
+    observed_and_expected(&t.observe, &t.expect)?;
+    if t.actions.is_empty() {
         return Err("`actions` is empty".into());
     }
-    if r.source.trim().is_empty() {
-        return Err("`source` is empty: every item cites where its hazard comes from".into());
-    }
-    Ok(Task {
-        observe: observables(&r.observe, &r.expect)?,
-        id: r.id,
-        source: r.source,
-        instruction: r.instruction,
-        setup: r.setup,
-        actions: r.actions,
-        expect: r.expect,
-    })
+    Ok(t)
 }
 
 /// The three data sets.
