@@ -121,18 +121,16 @@ impl Chain {
     }
 }
 
-fn common(
-    v: &Value,
-) -> Result<
-    (
-        String,
-        String,
-        String,
-        Vec<(String, String)>,
-        BTreeMap<String, ToolSchema>,
-    ),
+/// The keys a ToolHop record and one of ours share.
+type Common = (
     String,
-> {
+    String,
+    String,
+    Vec<(String, String)>,
+    BTreeMap<String, ToolSchema>,
+);
+
+fn common(v: &Value) -> Result<Common, String> {
     let o = v.as_object().ok_or("a chain is a JSON object")?;
     let id = match o.get("id") {
         Some(Value::String(s)) => s.clone(),
@@ -318,7 +316,7 @@ pub fn parse_log(log: &[u8]) -> Vec<(String, Vec<String>)> {
 
 /// Arguments from `--PARAM VALUE` pairs; `None` when the argv is not of that shape.
 pub fn arguments(argv: &[String]) -> Option<BTreeMap<String, String>> {
-    if argv.len() % 2 != 0 {
+    if !argv.len().is_multiple_of(2) {
         return None;
     }
     argv.chunks(2)

@@ -237,7 +237,7 @@ enum Item<'a> {
     Task(&'a crate::data::Task),
 }
 
-impl<'a> Item<'a> {
+impl Item<'_> {
     fn id(&self) -> &str {
         match self {
             Item::Pair(p) => &p.id,
