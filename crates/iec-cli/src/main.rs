@@ -1,5 +1,6 @@
 //! `iec`: does a tool call execute as intended? A thin front end over the iec crates.
 
+mod bench;
 mod daemon;
 mod demo;
 mod harness;
@@ -222,6 +223,9 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
+    /// IEC-Bench (replay mode): recorded actions (hazard/control pairs, tool chains, tasks)
+    /// delivered along six paths with IntAct off and on; lost, recovered, false repairs, McNemar.
+    Bench(bench::Args),
     /// Parse received bytes (stdin, UTF-8) as one Windows receiver does and print what the
     /// program gets: `msvcrt`, `msvcrt-pre2008`, `commandlinetoargvw`, `msys2`, `msys2-pathconv`
     /// (stdin: a JSON argv), `cmd`, `powershell51-native`, `pwsh-native`.
@@ -544,6 +548,7 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Cmd::Demo { format } => demo::run(format == Format::Json),
+        Cmd::Bench(args) => bench::run(args),
         Cmd::Harness { cmd } => harness::run(cmd),
         Cmd::Scan(args) => scan::run(args),
         Cmd::Receive {

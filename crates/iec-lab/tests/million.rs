@@ -32,7 +32,7 @@
 
 use iec_check::{call_for_text, check, Options};
 use iec_core::{Call, Verdict};
-use iec_launches::{render, Catalog, InputShape, Launch};
+use iec_launches::{render, Catalog, Launch};
 use iec_repair::{repair, single_quoted, Outcome};
 use iec_testkit::gen;
 use iec_witness::global;
@@ -102,68 +102,6 @@ fn python3() -> String {
         "python3 reports no absolute sys.executable: {p:?}"
     );
     p
-}
-
-/// The launch's wrapper with the machine-specific files it names (shell snapshots, the cwd
-/// and background-pid state files) replaced by /dev/null, so that it runs here.
-fn runnable(w: &str) -> String {
-    let mut w = w
-        .replace(render::SNAPSHOT_PATH, "/dev/null")
-        .replace("/tmp/claude-0a1b-cwd", "/dev/null")
-        .replace("/tmp/gemini-shell-0a1b/bgpids.tmp", "/dev/null");
-    for home in ["/home/user/", "/c/Users/user/"] {
-        while let Some(i) = w.find(home) {
-            let end = w[i..].find(['\'', '"', ' ', '\n']).map_or(w.len(), |e| i + e);
-            w.replace_range(i..end, "/dev/null");
-        }
-    }
-    w
-}
-
-/// The process argv the launch starts for a delivered tool input, when that process is a POSIX
-/// shell here (bash or dash); `None` for cmd, PowerShell and terminal-typing launches and for
-/// argv calls executed without a shell. Git Bash launches get real bash here in place of
-/// bash.exe: the check has shown that the MSYS2 runtime hands bash.exe exactly this text.
-fn process_argv(l: &Launch, input: &Value) -> Option<Vec<String>> {
-    let msys2 = l.windows.as_ref().is_some_and(|w| w.receiver == "msys2");
-    if (l.windows.is_some() && !msys2) || l.terminal.is_some() {
-        return None;
-    }
-    let argv = match l.input {
-        InputShape::String => {
-            let mut text = l.command_of(input)?.as_str()?.to_string();
-            for step in l.rewrite.iter().flat_map(|r| &r.steps) {
-                text = render::rewrite_step(step, &text).0;
-            }
-            let wrapper = match &l.wrapper {
-                Some(w) => {
-                    let p = render::payload(&w.payload, &text, w.stdin_suffix.as_deref());
-                    runnable(&render::fill(&w.template, &p.words))
-                }
-                None => text,
-            };
-            render::spawn_argv(l, &wrapper, None)
-        }
-        InputShape::Argv => {
-            let call: Vec<String> = l
-                .command_of(input)?
-                .as_array()?
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<_>>()?;
-            if l.rewrite.iter().flat_map(|r| &r.steps).any(|s| s == "space-join") {
-                render::spawn_argv(l, &render::space_join(&call), None)
-            } else {
-                render::spawn_argv(l, "", Some(&call))
-            }
-        }
-    };
-    let mut argv = argv;
-    if msys2 && argv.first()?.ends_with("bash.exe") {
-        argv[0] = "bash".into();
-    }
-    let shell = argv.first()?.rsplit('/').next()?;
-    matches!(shell, "bash" | "sh" | "dash").then_some(argv)
 }
 
 /// Which real receiver a case verifies: the shell of its process argv, python3 for way 3.
@@ -510,7 +448,7 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
                                         let (Some(expect), true) = (expect, i.is_multiple_of(real_every)) else {
                                             continue;
                                         };
-                                        let Some(argv) = process_argv(l, &c.input) else {
+                                        let Some(argv) = render::process_argv(l, &c.input) else {
                                             continue;
                                         };
                                         let last = argv.last().unwrap().len();

@@ -532,6 +532,69 @@ fn skip_balanced(b: &[u8], mut i: usize) -> usize {
     b.len()
 }
 
+/// A wrapper with the machine-specific files it names (shell snapshots, the cwd and
+/// background-pid state files, home-directory paths) replaced by `/dev/null`, so that it runs
+/// on this machine.
+pub fn runnable(wrapper: &str) -> String {
+    let mut w = wrapper
+        .replace(SNAPSHOT_PATH, "/dev/null")
+        .replace("/tmp/claude-0a1b-cwd", "/dev/null")
+        .replace("/tmp/gemini-shell-0a1b/bgpids.tmp", "/dev/null");
+    for home in ["/home/user/", "/c/Users/user/"] {
+        while let Some(i) = w.find(home) {
+            let end = w[i..].find(['\'', '"', ' ', '\n']).map_or(w.len(), |e| i + e);
+            w.replace_range(i..end, "/dev/null");
+        }
+    }
+    w
+}
+
+/// The process argv the launch starts for a delivered tool input, when that process is a POSIX
+/// shell (bash or dash), with [`runnable`] files; `None` for cmd, PowerShell and
+/// terminal-typing launches and for argv calls executed without a shell. Input validation is
+/// not applied (see [`validate`]). Git Bash launches get `bash` in place of `bash.exe`: only
+/// right for a call whose check has shown that the MSYS2 runtime hands bash.exe this text.
+pub fn process_argv(l: &Launch, input: &serde_json::Value) -> Option<Vec<String>> {
+    let msys2 = l.windows.as_ref().is_some_and(|w| w.receiver == "msys2");
+    if (l.windows.is_some() && !msys2) || l.terminal.is_some() {
+        return None;
+    }
+    let mut argv = match l.input {
+        crate::InputShape::String => {
+            let mut text = l.command_of(input)?.as_str()?.to_string();
+            for step in l.rewrite.iter().flat_map(|r| &r.steps) {
+                text = rewrite_step(step, &text).0;
+            }
+            let wrapper = match &l.wrapper {
+                Some(w) => {
+                    let p = payload(&w.payload, &text, w.stdin_suffix.as_deref());
+                    runnable(&fill(&w.template, &p.words))
+                }
+                None => text,
+            };
+            spawn_argv(l, &wrapper, None)
+        }
+        crate::InputShape::Argv => {
+            let call: Vec<String> = l
+                .command_of(input)?
+                .as_array()?
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<_>>()?;
+            if l.rewrite.iter().flat_map(|r| &r.steps).any(|s| s == "space-join") {
+                spawn_argv(l, &space_join(&call), None)
+            } else {
+                spawn_argv(l, "", Some(&call))
+            }
+        }
+    };
+    if msys2 && argv.first()?.ends_with("bash.exe") {
+        argv[0] = "bash".into();
+    }
+    let shell = argv.first()?.rsplit('/').next()?;
+    matches!(shell, "bash" | "sh" | "dash").then_some(argv)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
