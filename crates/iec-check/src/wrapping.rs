@@ -14,11 +14,14 @@
 //! line 1: x: command not found` in the model's bash, `/usr/bin/bash: line 4: …` in the
 //! harness's). The wrapper shifts the line number of every call the harness runs, stripped or
 //! not, and `iec check` never counted that for any wrapper (Claude Code's `eval` adds `eval:`);
-//! an action is the structure, words, expansions, redirections and assignments. Programs run
-//! by SCRIPT also see their parent's process id and, under the model's own `bash -c`, one more
-//! shell level (`SHLVL`) when that bash forks: the process tree is the harness's context, as for
-//! every other call it runs. `tests/gemini_strip.rs` runs each row of
-//! `tests/data/gemini-strip.toml` both ways in real bash.
+//! an action is the structure, words, expansions, redirections and assignments. The same holds
+//! for the subshell's report of a program killed by a signal (`line 5: PID Killed  TEXT`, which
+//! quotes the command as the shell ran it). Programs run by SCRIPT also see another parent
+//! process, and a different `SHLVL` than under a direct `bash -c` (which execs its last command):
+//! the process tree is the wrapper's context, the same for every call the harness runs, stripped
+//! or not. `tests/gemini_strip.rs` runs each row of `tests/data/gemini-strip.toml` in real bash:
+//! the stripped text in the wrapper against the call run directly and the call in the wrapper
+//! unstripped.
 
 use crate::action::{self, Seg, Token};
 

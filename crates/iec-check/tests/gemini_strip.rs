@@ -1,7 +1,8 @@
 //! Gemini CLI's strip of a model-written `bash -c SCRIPT`, judged by the whitelists of
 //! `iec_check::wrapping` and held to real bash: every row of `tests/data/gemini-strip.toml` is
-//! checked by `iec check` and run both ways (the call text by `bash -c`, the stripped text
-//! inside Gemini CLI's real wrapper text), see the head of that file.
+//! checked by `iec check` and run in real bash (the stripped text inside Gemini CLI's real
+//! wrapper text, against the call text run by `bash -c` and the call text inside the same
+//! wrapper), see the head of that file.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,7 +29,13 @@ struct Row {
     script: Option<String>,
     text: Option<String>,
     verdict: Verdict,
-    observed: Observed,
+    /// Against `bash -c TEXT`.
+    direct: Observed,
+    /// Against the unstripped text inside the same wrapper (Gemini CLI without its strip).
+    unstripped: Observed,
+    /// Why a "corresponds" row differs from the direct run: the wrapper's own effect, seen for
+    /// the unstripped call too.
+    context: Option<String>,
     why: String,
 }
 
@@ -135,40 +142,46 @@ fn without_prefix(stderr: &str, shells: &[&str]) -> String {
         .collect()
 }
 
-/// Runs the call text directly and the stripped text in the launch's wrapper; what is seen.
-fn observe(l: &Launch, text: &str, received: &str) -> (Observed, String) {
+/// Runs the call text directly, the call text in the launch's wrapper and the stripped text in
+/// the launch's wrapper; how the last compares with each of the first two.
+fn observe(l: &Launch, text: &str, received: &str) -> [(Observed, String); 2] {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("work");
     let gemini_tmp = tmp.path().join("gemini");
     std::fs::create_dir(&gemini_tmp).unwrap();
     let w = l.wrapper.as_ref().expect("gemini wrapper");
     assert_eq!(w.payload, "raw");
-    let wrapper = w
-        .template
-        .replace("{{tmp}}", gemini_tmp.to_str().unwrap())
-        .replace("{{payload}}", received);
+    let wrap = |payload: &str| {
+        w.template
+            .replace("{{tmp}}", gemini_tmp.to_str().unwrap())
+            .replace("{{payload}}", payload)
+    };
     let pidfile = gemini_tmp.join("gemini-shell-0a1b/bgpids.tmp");
     std::fs::create_dir_all(pidfile.parent().unwrap()).unwrap();
     let shell = l.spawn.argv[0].as_str();
     assert_eq!(l.spawn.argv[1..], ["-c", "{{wrapper}}"]);
     let direct = run_in(&dir, &["bash", "-c", text], &pidfile);
-    let gemini = run_in(&dir, &[shell, "-c", &wrapper], &pidfile);
-    let shown = format!("direct {direct:?}\ngemini {gemini:?}");
-    if direct == gemini {
-        return (Observed::Same, shown);
-    }
+    let unstripped = run_in(&dir, &[shell, "-c", &wrap(text)], &pidfile);
+    let gemini = run_in(&dir, &[shell, "-c", &wrap(received)], &pidfile);
     let shells = ["bash", shell];
-    let same_but_prefix = Outcome {
-        stderr: without_prefix(&direct.stderr, &shells),
-        ..direct
-    } == Outcome {
-        stderr: without_prefix(&gemini.stderr, &shells),
-        ..gemini
+    let compare = |reference: &Outcome, name: &str| {
+        let shown = format!("{name} {reference:?}\nstripped {gemini:?}");
+        if *reference == gemini {
+            return (Observed::Same, shown);
+        }
+        let normal = |o: &Outcome| Outcome {
+            stderr: without_prefix(&o.stderr, &shells),
+            stdout: o.stdout.clone(),
+            status: o.status,
+            files: o.files.clone(),
+            bgpids: o.bgpids.clone(),
+        };
+        match normal(reference) == normal(&gemini) {
+            true => (Observed::DiagnosticPrefix, shown),
+            false => (Observed::Differs, shown),
+        }
     };
-    match same_but_prefix {
-        true => (Observed::DiagnosticPrefix, shown),
-        false => (Observed::Differs, shown),
-    }
+    [compare(&direct, "direct"), compare(&unstripped, "unstripped")]
 }
 
 #[test]
@@ -180,14 +193,17 @@ fn every_row_of_the_strip_table() {
     let mut wrong = vec![];
     for row in &file.row {
         let text = row.text();
-        // The table is consistent with itself.
-        if row.verdict == Verdict::Corresponds && row.observed == Observed::Differs
-            || row.observed == Observed::Differs && row.verdict != Verdict::Diverges
-            || row.verdict == Verdict::Unknown
+        // The table is consistent with itself: a corresponding strip leaves the action of the
+        // unstripped call, and of the direct run but for the wrapper's own context.
+        let corresponds = row.verdict == Verdict::Corresponds;
+        if row.verdict == Verdict::Unknown
+            || (corresponds && row.unstripped == Observed::Differs)
+            || (corresponds && (row.direct == Observed::Differs) != row.context.is_some())
+            || (!corresponds && row.context.is_some())
         {
             wrong.push(format!(
-                "{text:?}: verdict {:?} with observed {:?}",
-                row.verdict, row.observed
+                "{text:?}: verdict {:?} with direct {:?}, unstripped {:?}, context {:?}",
+                row.verdict, row.direct, row.unstripped, row.context
             ));
         }
         let r = check(l, &call_for_text(l, &text), global(), Options::default()).unwrap();
@@ -209,12 +225,17 @@ fn every_row_of_the_strip_table() {
             .and_then(|h| h.receipt["text"].as_str())
             .expect("the harness-rewrite receipt")
             .to_string();
-        let (seen, shown) = observe(l, &text, &received);
-        if seen != row.observed {
-            wrong.push(format!(
-                "{text:?}: real bash shows {seen:?}, the table {:?} ({})\n{shown}",
-                row.observed, row.why
-            ));
+        let [direct, unstripped] = observe(l, &text, &received);
+        for ((seen, shown), want, name) in [
+            (direct, row.direct, "direct"),
+            (unstripped, row.unstripped, "unstripped"),
+        ] {
+            if seen != want {
+                wrong.push(format!(
+                    "{text:?}: against the {name} run real bash shows {seen:?}, the table {want:?} ({})\n{shown}",
+                    row.why
+                ));
+            }
         }
     }
     assert!(
