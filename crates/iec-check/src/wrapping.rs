@@ -23,7 +23,7 @@
 //! the stripped text in the wrapper against the call run directly and the call in the wrapper
 //! unstripped.
 
-use crate::action::{self, Seg, Token};
+use crate::action::{self, literal, shown as show, Seg, Token};
 
 /// One row of a whitelist: what is allowed and why it acts the same in both bashes.
 #[derive(Debug, Clone, Copy)]
@@ -444,25 +444,6 @@ fn word(segs: &[Seg], parse: &mut dyn FnMut(&str) -> Option<String>, depth: usiz
         return Err(format!("the expansion `{}`", short(d)));
     }
     Ok(())
-}
-
-/// A word's value when it is static.
-fn literal(segs: &[Seg]) -> Option<String> {
-    segs.iter()
-        .map(|s| match s {
-            Seg::Lit(l) => Some(l.as_str()),
-            Seg::Dyn(..) => None,
-        })
-        .collect()
-}
-
-fn show(segs: &[Seg]) -> String {
-    segs.iter()
-        .map(|s| match s {
-            Seg::Lit(l) => l.as_str(),
-            Seg::Dyn(d, _) => d.as_str(),
-        })
-        .collect()
 }
 
 fn short(s: &str) -> String {

@@ -3,7 +3,7 @@
 //! text (mcp-shell-server's `" ".join(argv)`).
 
 use super::{Flow, Intended, State};
-use crate::action::{self, Seg, Token};
+use crate::action::{self, Token};
 use crate::run::Run;
 use crate::{classify, wrapping, CheckError};
 use iec_core::{Hop, WitnessKind};
@@ -161,13 +161,7 @@ fn bash_c_script(canonical: &str) -> Option<String> {
         tokens.pop();
     }
     let lit = |t: &Token| match t {
-        Token::Word(segs) => segs
-            .iter()
-            .map(|s| match s {
-                Seg::Lit(l) => Some(l.as_str()),
-                Seg::Dyn(..) => None,
-            })
-            .collect::<Option<String>>(),
+        Token::Word(segs) => action::literal(segs),
         _ => None,
     };
     match tokens.as_slice() {
