@@ -99,6 +99,23 @@ pub const TEST_BINARY: &[&str] = &[
     "=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef",
 ];
 
+/// Redirection operators allowed, of descriptors 0, 1 and 2 only (both bashes have the same
+/// descriptors open: the wrapper opens none). Here-documents and here-strings are not read.
+pub const REDIRECTIONS: &[Allowed] = &[
+    row("<", "opens the file for reading"),
+    row(">", "truncates or creates the file (noclobber is off in both)"),
+    row(">|", "as `>`"),
+    row(">>", "appends to the file"),
+    row("<>", "opens the file for reading and writing"),
+    row("&>", "stdout and stderr to the file"),
+    row("&>>", "stdout and stderr appended to the file"),
+    row(
+        ">&",
+        "duplicates 0, 1 or 2, or closes with `-` (no other descriptor)",
+    ),
+    row("<&", "as `>&`"),
+];
+
 /// Every bash 5.2 builtin (`compgen -b`) and reserved word (`compgen -k`): a command name in
 /// this list and not in [`BUILTINS`] is not judged (`tests/gemini_strip.rs` holds the list to
 /// the real bash's). A name not in it runs a program found on `PATH`, the same file in both.
@@ -392,15 +409,17 @@ fn redirect(op: &str, target: &[Seg]) -> Result<(), String> {
             "the redirection `{op}` of a descriptor other than 0, 1 or 2"
         ));
     }
+    if !REDIRECTIONS.iter().any(|r| r.name == bare) {
+        return Err(format!("the redirection `{op}`"));
+    }
     match bare {
-        "<" | ">" | ">>" | ">|" | "<>" | "&>" | "&>>" => Ok(()),
         ">&" | "<&" => match literal(target).as_deref() {
             Some("0" | "1" | "2" | "-") => Ok(()),
             _ => Err(format!(
                 "the redirection `{op}` to a descriptor other than 0, 1, 2 or -"
             )),
         },
-        _ => Err(format!("the redirection `{op}`")),
+        _ => Ok(()),
     }
 }
 
