@@ -22,6 +22,13 @@
 //! or not. `tests/gemini_strip.rs` runs each row of `tests/data/gemini-strip.toml` in real bash:
 //! the stripped text in the wrapper against the call run directly and the call in the wrapper
 //! unstripped.
+//!
+//! One condition is assumed, not checked: `BASH_ENV` unset in the harness's environment (Gemini
+//! CLI does not set it). The model's own `bash -c` would source that file (and its `shopt -s`
+//! options would reach SCRIPT's globs); the stripped SCRIPT runs in no bash of its own and does
+//! not (red team round 2). Array assignments (`x=([LINENO]=a)`: subscripts are arithmetic on any
+//! variable by name) and locale assignments (`LC_ALL=C` changes how `bash -c`, which parses line
+//! by line, decodes `$'\u…'` on the next line; the subshell is parsed whole) are left out.
 
 use crate::action::{self, literal, shown as show, Seg, Token};
 
@@ -220,8 +227,6 @@ pub const ENVIRONMENT: &[Allowed] = &[
     ),
     row("USER", "from the environment"),
     row("LOGNAME", "from the environment"),
-    row("LANG", "from the environment; the same locale in both"),
-    row("LC_ALL", "from the environment; the same locale in both"),
     row("TERM", "from the environment"),
     row("TMPDIR", "from the environment"),
 ];
@@ -291,6 +296,14 @@ fn check(canonical: &str, parse: &mut dyn FnMut(&str) -> Option<String>, depth: 
                 let n = name.trim_end_matches('=').trim_end_matches('+');
                 if !variable_allowed(n) {
                     return Err(format!("an assignment to `{n}`"));
+                }
+                // `x=([LINENO]=a)`: the subscripts of an array assignment are arithmetic, which
+                // reads and assigns variables by name, without `$` (the wrapper's `_bgpids_file`,
+                // `LINENO`, `BASH_SUBSHELL`; red team round 2).
+                if show(value).starts_with('(') {
+                    return Err(format!(
+                        "an array assignment to `{n}` (its subscripts are arithmetic on any variable)"
+                    ));
                 }
                 word(value, parse, depth)?;
                 cmd.assigned = true;
