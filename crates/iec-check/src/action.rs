@@ -27,6 +27,26 @@ pub enum Seg {
     Dyn(String, bool),
 }
 
+/// A word's value, when it is static (only literal segments).
+pub fn literal(word: &[Seg]) -> Option<String> {
+    word.iter()
+        .map(|s| match s {
+            Seg::Lit(v) => Some(v.as_str()),
+            Seg::Dyn(..) => None,
+        })
+        .collect()
+}
+
+/// A word as bash would pass it, expansions kept as written.
+pub fn shown(word: &[Seg]) -> String {
+    word.iter()
+        .map(|s| match s {
+            Seg::Lit(v) => v.as_str(),
+            Seg::Dyn(d, _) => d.as_str(),
+        })
+        .collect()
+}
+
 /// One token of a text's action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Token {

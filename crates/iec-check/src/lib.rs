@@ -17,6 +17,7 @@ mod run;
 pub mod substitution;
 pub mod typeahead;
 mod windows;
+pub mod wrapping;
 
 use hops::{Flow, Intended, State};
 use iec_core::{exposure, Call, CheckReport, Verdict};

@@ -11,7 +11,7 @@
 //! when only `same` rows apply. Rows that depend on input the call does not show (a binary
 //! file) are listed as caveats and do not decide it.
 
-use crate::action::{Seg, Token};
+use crate::action::{literal, shown, Seg, Token};
 use iec_core::Substitution;
 use iec_launches::substitutes::{case_match, Claim, Program, Table};
 
@@ -121,26 +121,6 @@ fn substitutions_in(word: &[Seg]) -> Vec<String> {
                 }
             }
             Seg::Lit(_) => None,
-        })
-        .collect()
-}
-
-/// A word's value, when it is static.
-fn literal(word: &[Seg]) -> Option<String> {
-    word.iter()
-        .map(|s| match s {
-            Seg::Lit(v) => Some(v.as_str()),
-            Seg::Dyn(..) => None,
-        })
-        .collect()
-}
-
-/// A word as bash would pass it, expansions kept as written.
-fn shown(word: &[Seg]) -> String {
-    word.iter()
-        .map(|s| match s {
-            Seg::Lit(v) => v.clone(),
-            Seg::Dyn(d, _) => d.clone(),
         })
         .collect()
 }

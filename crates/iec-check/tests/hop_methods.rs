@@ -64,6 +64,15 @@ fn hops_that_change_bytes_but_not_the_action_correspond() {
     let r = same_action("gemini-cli-linux", "  echo hi  ", Hop::HarnessRewrite);
     let rw = r.hops.iter().find(|h| h.name == "harness-rewrite").unwrap();
     assert_eq!(rw.receipt["text"], "echo hi");
+    // Gemini CLI strips a model-written `bash -c '…'`: the script's action, by the whitelist of
+    // iec_check::wrapping (tests/gemini_strip.rs runs both in real bash).
+    let r = same_action(
+        "gemini-cli-linux",
+        "bash -c 'printf \"%s\\n\" a | cat'",
+        Hop::HarnessRewrite,
+    );
+    let rw = r.hops.iter().find(|h| h.name == "harness-rewrite").unwrap();
+    assert_eq!(rw.receipt["text"], "printf \"%s\\n\" a | cat");
     same_action(
         "codex-exec-command-linux",
         "printf '%s\\n' 'it'\"'\"'s'",

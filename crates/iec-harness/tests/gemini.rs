@@ -346,17 +346,19 @@ const OK: &str = "corresponds";
 /// argv[0]. Measured with gemini-cli 0.61.0; the `agrees: false` rows are the known limits of
 /// `iec check` on this launch (see the test below).
 const ADVERSARIAL: &[Case] = &[
-    // A redundant `sh -c '…'` is stripped; the argv is the same (one bash fewer).
-    case("bash -c 'argvprobe \"x y\" z'", Some(&[&["x y", "z"]]), OK, false),
+    // A redundant `bash -c '…'` is stripped; the argv is the same (one bash fewer), and the
+    // script holds only constructs of iec_check::wrapping's whitelist. `sh -c` is not judged
+    // so (sh's script then runs in bash).
+    case("bash -c 'argvprobe \"x y\" z'", Some(&[&["x y", "z"]]), OK, true),
     case("sh -c 'argvprobe a'", Some(&[&["a"]]), OK, false),
     case(
         "/bin/bash -c \"argvprobe \\\"a b\\\" \\${HOME}x\"",
         None,
         OK,
-        false,
+        true,
     ),
-    case("bash -c \"argvprobe \\\"\\$HOME\\\"\"", None, OK, false),
-    case("bash\t-c\t'argvprobe tab'", Some(&[&["tab"]]), OK, false),
+    case("bash -c \"argvprobe \\\"\\$HOME\\\"\"", None, OK, true),
+    case("bash\t-c\t'argvprobe tab'", Some(&[&["tab"]]), OK, true),
     // Stripping that changes the call: outer quotes sliced, arguments after the script lost,
     // other programs' wrappers (case-insensitive) run by bash.
     case(
@@ -400,9 +402,10 @@ const ADVERSARIAL: &[Case] = &[
 /// The adversarial payloads through real Gemini CLI, each against `bash -c` and against
 /// `iec check --launch gemini-cli-linux`. Two kinds of disagreement remain, both beyond the
 /// launch file: `iec check` counts the removal of a redundant `sh -c '…'` as a rewrite although
-/// the argv is the same, and it does not evaluate the variables whose value the wrapper's
-/// context changes (`$LINENO`, `$BASH_SUBSHELL`, `$_bgpids_file`, `$0`). The test pins both
-/// lists: it fails when either side changes.
+/// the argv is the same (a redundant `bash -c '…'` is judged by `iec_check::wrapping`'s
+/// whitelist), and it does not evaluate the variables whose value the wrapper's context changes
+/// (`$LINENO`, `$BASH_SUBSHELL`, `$_bgpids_file`, `$0`). The test pins both lists: it fails when
+/// either side changes.
 #[test]
 fn gemini_cli_0_61_0_adversarial_payloads() {
     if !install_or_skip() {

@@ -37,14 +37,11 @@ fn spec(version: &str) -> RunSpec {
     spec
 }
 
-/// Learns `harness@version`, checks every marker, and compares the learned launch with real
-/// runs of the action hazard payloads. `None` when skipped.
-///
-/// With `builtin`, a marker on which `iec check` disagrees with the real run is accepted only when
-/// the built-in launch for that version gives the very same verdict (the disagreement is then
-/// `iec check`'s hop, not what was learned: Gemini CLI's stripping of a model-written
-/// `bash -c '…'` is judged a change of text by the `harness-rewrite` hop, issue 17 item 1).
-fn learn_and_agree(spec_text: &str, builtin: Option<&str>) -> Option<Learned> {
+/// Learns `harness@version`, checks that `iec check` on the learned launch agrees with the real
+/// run on every marker (no exception: Gemini CLI's stripping of a model-written `bash -c '…'` is
+/// judged by `iec_check::wrapping`'s whitelist), and compares the learned launch with real runs
+/// of the action hazard payloads. `None` when skipped.
+fn learn_and_agree(spec_text: &str) -> Option<Learned> {
     let (h, version) = harness::parse(spec_text).expect("harness spec");
     support::installed(&format!("{} {version}", h.title()), support::HARNESS_SKIP, || {
         h.install(&version)
@@ -55,19 +52,10 @@ fn learn_and_agree(spec_text: &str, builtin: Option<&str>) -> Option<Learned> {
     eprintln!("{}", l.toml);
     let learn_s = t.elapsed().as_secs_f64();
     // Every marker that iec check judges agrees with what the real harness did.
-    let cat = iec_launches::Catalog::builtin();
-    let inherited = |command: &str| {
-        builtin.is_some_and(|b| {
-            let b = cat.get(b).expect("built-in launch");
-            let p = iec_harness::agree::predict(&l.launch, command).expect("predict");
-            let q = iec_harness::agree::predict(b, command).expect("predict");
-            p.verdict.as_str() == q.verdict.as_str()
-        })
-    };
     let bad: Vec<String> = l
         .evidence
         .iter()
-        .filter(|e| e.agrees == Some(false) && !inherited(&e.command))
+        .filter(|e| e.agrees == Some(false))
         .map(|e| {
             format!(
                 "{} {:?}: {} (probe {:?}, direct {:?})",
@@ -114,7 +102,7 @@ fn learn_and_agree(spec_text: &str, builtin: Option<&str>) -> Option<Learned> {
 /// shell), shell-quote rendering with the pipe rearrangement of that era, `\\;` normalised to
 /// `\;`, no validation; and the wrapper template, when given.
 fn learn_claude_code_pre_2_1(version: &str, template: Option<&str>) {
-    let Some(l) = learn_and_agree(&format!("claude-code@{version}"), None) else {
+    let Some(l) = learn_and_agree(&format!("claude-code@{version}")) else {
         return;
     };
     assert_eq!(l.launch.spawn.argv, ["/bin/bash", "-c", "-l", "{{wrapper}}"]);
@@ -190,7 +178,7 @@ fn assert_predicts_as_builtin(l: &Learned, builtin: &str) {
 /// Learns `spec_text` (agreeing with real runs and with the built-in launch `builtin`), asserts
 /// that its shell tool is `tool`, then `checks`, then that it predicts as `builtin` does.
 fn learned_as_builtin(spec_text: &str, builtin: &str, tool: &str, checks: impl FnOnce(&Learned)) {
-    let Some(l) = learn_and_agree(spec_text, Some(builtin)) else {
+    let Some(l) = learn_and_agree(spec_text) else {
         return;
     };
     assert_eq!(l.launch.tool, tool);

@@ -3,10 +3,12 @@
 //! text (mcp-shell-server's `" ".join(argv)`).
 
 use super::{Flow, Intended, State};
+use crate::action::{self, Token};
 use crate::run::Run;
-use crate::{classify, CheckError};
+use crate::{classify, wrapping, CheckError};
 use iec_core::{Hop, WitnessKind};
 use iec_launches::render;
+use iec_witness::Parse;
 use serde_json::json;
 
 /// The harness-rewrite hop of [`State`]'s call.
@@ -33,8 +35,10 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
     let intended = st.text.clone();
     let mut text = intended.clone();
     let mut changes = vec![];
+    let mut stripped = false;
     for step in &rw.steps {
         let (t, note) = render::rewrite_step(step, &text);
+        stripped |= step == "gemini-strip-shell-wrapper" && note.is_some();
         text = t;
         changes.extend(note);
     }
@@ -49,6 +53,25 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
             None,
             receipt,
             Some("judged at the terminal hop: the rewrite is meant to compensate tmux".into()),
+        );
+        return Ok(Flow::Next);
+    }
+    let strip = match stripped {
+        true => strip_verdict(run, &intended, &text)?,
+        false => None,
+    };
+    if let Some(Ok(())) = strip {
+        run.push(
+            Hop::HarnessRewrite,
+            WitnessKind::Emulated,
+            Some(true),
+            receipt,
+            Some(
+                "the harness runs the script of the model's `bash -c` inside its own wrapper: the \
+                 same commands, each construct one whose action the wrapping cannot change \
+                 (crate::wrapping's tables)"
+                    .into(),
+            ),
         );
         return Ok(Flow::Next);
     }
@@ -74,9 +97,80 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
                 silent,
                 &intended,
                 &text,
-                format!("the harness rewrites the text: {}", changes.join("; ")),
+                match strip {
+                    Some(Err(why)) => format!(
+                        "the harness rewrites the text: {}; the script runs inside the harness's \
+                         wrapper instead of a bash of its own, and holds what may act differently \
+                         there: {why}",
+                        changes.join("; ")
+                    ),
+                    _ => format!("the harness rewrites the text: {}", changes.join("; ")),
+                },
             );
             Ok(Flow::Stop)
         }
+    }
+}
+
+/// Whether stripping a model-written `bash -c SCRIPT` left the action as it was. `None`: the
+/// intended text is not exactly one simple command `bash -c SCRIPT` (bash by that name or as
+/// `/bin/bash`, `/usr/bin/bash`; no other word, assignment or redirection; SCRIPT static), and
+/// the text is judged as any rewrite. `Some(Ok)`: SCRIPT parses alone, the received text is
+/// SCRIPT's action for bash, and every construct of SCRIPT is in [`wrapping`]'s whitelists.
+/// `Some(Err(why))`: it is not. Other shells (`sh`, `zsh`) parse SCRIPT by other rules and are
+/// not judged here.
+fn strip_verdict(
+    run: &Run<'_>,
+    intended: &str,
+    received: &str,
+) -> Result<Option<Result<(), String>>, CheckError> {
+    let Some(script) = run.parse(intended)?.canonical().and_then(bash_c_script) else {
+        return Ok(None);
+    };
+    // SCRIPT must parse alone (no intended == received short-cut): inside the wrapper it is
+    // parsed whole, and a text that parses only there (a `)` line) escapes the subshell.
+    let Parse::Ok { canonical: mine } = run.parse(&script)? else {
+        return Ok(Some(Err("the script does not parse on its own".into())));
+    };
+    let Parse::Ok { canonical: theirs } = run.parse(received)? else {
+        return Ok(Some(Err("the stripped text does not parse on its own".into())));
+    };
+    if !action::same(&mine, &theirs) {
+        return Ok(Some(Err("the stripped text is not the script".into())));
+    }
+    let mut failed = None;
+    let mut parse = |t: &str| match run.parse(t) {
+        Ok(Parse::Ok { canonical }) => Some(canonical),
+        Ok(_) => None,
+        Err(e) => {
+            failed = Some(e);
+            None
+        }
+    };
+    let why = wrapping::not_neutral(&mine, &mut parse);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(Some(why.map_or(Ok(()), Err)))
+}
+
+/// The static SCRIPT of a canonical form that is exactly `bash -c SCRIPT`.
+fn bash_c_script(canonical: &str) -> Option<String> {
+    let mut tokens = action::action(canonical)?;
+    while matches!(tokens.last(), Some(Token::Op(o)) if o == ";") {
+        tokens.pop();
+    }
+    let lit = |t: &Token| match t {
+        Token::Word(segs) => action::literal(segs),
+        _ => None,
+    };
+    match tokens.as_slice() {
+        [prog, flag, script] => {
+            let prog = lit(prog)?;
+            (matches!(prog.as_str(), "bash" | "/bin/bash" | "/usr/bin/bash") && lit(flag)? == "-c")
+                .then(|| lit(script))
+                .flatten()
+        }
+        _ => None,
     }
 }

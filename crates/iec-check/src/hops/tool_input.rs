@@ -22,7 +22,17 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
 /// The structured-decode hop: serde_json bound the value (`receipt`); the harness's input
 /// validation may still reject the text. Returns false when it does (the first divergence).
 pub(crate) fn hop(run: &mut Run<'_>, receipt: Value, text: &str) -> Result<bool, CheckError> {
-    let rejection = match render::validate(&run.launch.validate, text) {
+    // Gemini CLI checks the command it is about to run: `execute()` calls
+    // `detectCommandSubstitution(stripShellWrapper(command))` (0.61.0 bundle), so a `$(…)` in
+    // the single-quoted script of a model-written `bash -c '…'` is refused, and the model's
+    // `bash -c "…"` is checked as the script the strip leaves.
+    let stripped = run
+        .launch
+        .rewrite
+        .as_ref()
+        .filter(|r| r.steps.iter().any(|s| s == "gemini-strip-shell-wrapper"))
+        .and_then(|_| render::gemini_strip_shell_wrapper(text));
+    let rejection = match render::validate(&run.launch.validate, stripped.as_deref().unwrap_or(text)) {
         Some(r) => Some(r),
         None => match &run.launch.validate.reject_multiple_statements {
             Some(msg) => second_statement(run, text)?.map(|offset| render::Rejection {
@@ -46,8 +56,14 @@ pub(crate) fn hop(run: &mut Run<'_>, receipt: Value, text: &str) -> Result<bool,
             text,
             "",
             format!(
-                "the harness rejects the call before any shell runs ({} at byte {}): {}",
-                rej.rule, rej.offset, rej.message
+                "the harness rejects the call before any shell runs ({} at byte {}{}): {}",
+                rej.rule,
+                rej.offset,
+                match stripped {
+                    Some(_) => " of the script its strip of the model's shell -c leaves",
+                    None => "",
+                },
+                rej.message
             ),
         );
         return Ok(false);
