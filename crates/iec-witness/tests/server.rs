@@ -509,3 +509,48 @@ fn gate_flags_every_real_break_out() {
     );
     assert!(real > 50, "the generator should produce real break-outs: {real}");
 }
+
+/// The batch of `parse_many` gives every text the form its own question gives, and the pool
+/// answers later questions from it; a text that cannot share a batch (it does not parse, it
+/// could reach into the next one, the gate sends it to `bash -n`) spoils nothing: it is left
+/// to its own question, with the same answer as from a pool that never batched.
+#[test]
+fn many_parse_equals_single_parses() {
+    let texts: Vec<&[u8]> = vec![
+        b"echo   a;b\t'c d'",
+        b"printf '%s' 'a \\!= b' < /dev/null | cat",
+        b"cat <<'E'\nx $y\x01\nE",
+        b"echo 'x",
+        b"x\n}\n{ :",
+        b"case x in (a) :;; esac",
+        b"echo '",
+        b"'\n}\n__iec_g() {\necho",
+        b"{ echo",
+        b"cat <<}\n",
+        b"ls src | head -20 && echo \"$(date +%F)\" $HOME",
+        b"echo a \\",
+        b"f() { echo x; }; f",
+        b"",
+        b"   ",
+        b"# only a comment",
+        b"for i in 1 2; do echo $i; done > out.txt 2>&1",
+        b"python3 -c 'import sys; print(sys.argv)' a b",
+        b"echo one\necho two",
+        b"[[ -n x && x == y* ]] && (( 1 + 2 ))",
+    ];
+    let batched = BashPool::new();
+    let found = batched.parse_many(&texts);
+    // The texts a batch may hold, each parsing on its own, are all found.
+    assert_eq!(found, 8, "forms found");
+    let single = BashPool::new();
+    for t in &texts {
+        let shape = |p: &Parse| (std::mem::discriminant(p), p.canonical().map(str::to_string));
+        let want = single.parse(t, false).unwrap();
+        assert_eq!(shape(&batched.parse(t, false).unwrap()), shape(&want), "{t:?}");
+        assert_eq!(
+            batched.validate(t, false).unwrap().parses(),
+            want.parses(),
+            "{t:?}"
+        );
+    }
+}
