@@ -337,7 +337,48 @@ fn read_document(
         )?;
         return Ok(None);
     }
-    let text = match check_text(&bytes) {
+    read_document_bytes(path, ctx, shared, format, &bytes)
+}
+
+/// Reads the bytes of a file of `format` (or, with `None`, of the format its content shows)
+/// as one document, the way [`read_file`] reads a file: what the fuzz targets drive.
+pub fn read_bytes(
+    name: &str,
+    bytes: &[u8],
+    format: Option<Format>,
+    shared: &mut Shared,
+    skips: &mut Skips,
+    emit: &mut dyn FnMut(LoggedCall),
+) -> Result<Option<Format>, Stop> {
+    let mut ctx = Ctx {
+        file: name,
+        skips,
+        emit,
+    };
+    let path = Path::new(name);
+    match format {
+        Some(f) if f.is_lines() => {
+            let mut reader: Box<dyn LineReader> = match f {
+                Format::ClaudeCode => Box::new(claude_code::Reader::new(path)),
+                Format::Codex => Box::new(codex::Reader::default()),
+                _ => Box::new(gemini::Reader::default()),
+            };
+            read_lines(bytes, &mut ctx, Bounds::default(), reader.as_mut())?;
+            Ok(Some(f))
+        }
+        f => read_document_bytes(path, &mut ctx, shared, f, bytes),
+    }
+}
+
+/// [`read_document`] after reading: the bytes checked, parsed, classified and read.
+fn read_document_bytes(
+    path: &Path,
+    ctx: &mut Ctx,
+    shared: &mut Shared,
+    format: Option<Format>,
+    bytes: &[u8],
+) -> Result<Option<Format>, Stop> {
+    let text = match check_text(bytes) {
         Ok(t) => t,
         Err((reason, detail)) => {
             // A file of another kind altogether (binary) is not a log we know.
