@@ -70,7 +70,7 @@ fn the_readmes_duckdb_queries_count_what_the_summary_counts() {
         vec![queries[0].clone()]
     );
 
-    let Some(py) = common::venv_python("duckdb", "duckdb", "duckdb") else {
+    let Some(py) = iec_testkit::venv::python("duckdb", "duckdb", "duckdb") else {
         return;
     };
     let (recs, result) = common::scan_fixtures();

@@ -370,6 +370,24 @@ pub fn read_bytes(
     }
 }
 
+/// The calls of `bytes` read as [`read_bytes`] reads them, then the end of a scan (calls still
+/// waiting emitted), each call's exposure computed and its JSON written: what a fuzz target of
+/// each reader runs (bad input is skipped and counted, never a panic).
+pub fn read_all(bytes: &[u8], format: Option<Format>) -> Vec<LoggedCall> {
+    let mut shared = Shared::default();
+    let mut skips = Skips::new(false);
+    let mut calls = Vec::new();
+    let _ = read_bytes("f/s.jsonl", bytes, format, &mut shared, &mut skips, &mut |c| {
+        calls.push(c)
+    });
+    let _ = shared.finish(&mut skips, &mut |c| calls.push(c));
+    for c in &calls {
+        let _ = iec_core::exposure(&c.command);
+        let _ = serde_json::to_string(c);
+    }
+    calls
+}
+
 /// [`read_document`] after reading: the bytes checked, parsed, classified and read.
 fn read_document_bytes(
     path: &Path,
