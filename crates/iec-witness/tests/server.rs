@@ -218,21 +218,25 @@ fn parse_only_server_cannot_act_when_the_gate_is_bypassed() {
     );
 }
 
+/// Texts that parse, that do not, that reach past their function body, and that name the
+/// server's functions.
+const PAIR_TEXTS: [&[u8]; 10] = [
+    b"echo   a;b\t'c d'",
+    b"printf '%s' 'a \\!= b' < /dev/null | cat",
+    b"cat <<'E'\nx $y\x01\nE",
+    b"echo 'x",
+    b"x\n}\n{ :",
+    b"case x in (a) :;; esac",
+    b"echo '",
+    b"'\n}\n__iec_g() {\necho",
+    b"{ echo",
+    b"cat <<}\n",
+];
+
 #[test]
 fn pair_parse_equals_two_parses() {
     let pool = BashPool::new();
-    let texts: [&[u8]; 10] = [
-        b"echo   a;b\t'c d'",
-        b"printf '%s' 'a \\!= b' < /dev/null | cat",
-        b"cat <<'E'\nx $y\x01\nE",
-        b"echo 'x",
-        b"x\n}\n{ :",
-        b"case x in (a) :;; esac",
-        b"echo '",
-        b"'\n}\n__iec_g() {\necho",
-        b"{ echo",
-        b"cat <<}\n",
-    ];
+    let texts = PAIR_TEXTS;
     for a in texts {
         for b in texts {
             // Diagnostics name the server's request file; the verdict and the form must agree.
@@ -516,17 +520,8 @@ fn gate_flags_every_real_break_out() {
 /// to its own question, with the same answer as from a pool that never batched.
 #[test]
 fn many_parse_equals_single_parses() {
-    let texts: Vec<&[u8]> = vec![
-        b"echo   a;b\t'c d'",
-        b"printf '%s' 'a \\!= b' < /dev/null | cat",
-        b"cat <<'E'\nx $y\x01\nE",
-        b"echo 'x",
-        b"x\n}\n{ :",
-        b"case x in (a) :;; esac",
-        b"echo '",
-        b"'\n}\n__iec_g() {\necho",
-        b"{ echo",
-        b"cat <<}\n",
+    let mut texts: Vec<&[u8]> = PAIR_TEXTS.to_vec();
+    texts.extend_from_slice(&[
         b"ls src | head -20 && echo \"$(date +%F)\" $HOME",
         b"echo a \\",
         b"f() { echo x; }; f",
@@ -537,7 +532,7 @@ fn many_parse_equals_single_parses() {
         b"python3 -c 'import sys; print(sys.argv)' a b",
         b"echo one\necho two",
         b"[[ -n x && x == y* ]] && (( 1 + 2 ))",
-    ];
+    ]);
     let batched = BashPool::new();
     let found = batched.parse_many(&texts);
     // The texts a batch may hold, each parsing on its own, are all found.
