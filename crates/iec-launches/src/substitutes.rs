@@ -103,8 +103,24 @@ pub struct Row {
 impl Table {
     /// The built-in table `id`.
     pub fn builtin(id: &str) -> Option<Table> {
-        let (_, text) = BUILTIN.iter().find(|(name, _)| *name == id)?;
-        Some(toml::from_str(text).unwrap_or_else(|e| panic!("built-in substitution table {id}: {e}")))
+        Table::builtin_ref(id).cloned()
+    }
+
+    /// The built-in table `id`, parsed once per process (the program hop of every check on a
+    /// launch with a snapshot asks for it; parsing its TOML took half of `iec scan`'s time).
+    pub fn builtin_ref(id: &str) -> Option<&'static Table> {
+        static TABLES: std::sync::OnceLock<Vec<(&str, Table)>> = std::sync::OnceLock::new();
+        let tables = TABLES.get_or_init(|| {
+            BUILTIN
+                .iter()
+                .map(|(id, text)| {
+                    let t = toml::from_str(text)
+                        .unwrap_or_else(|e| panic!("built-in substitution table {id}: {e}"));
+                    (*id, t)
+                })
+                .collect()
+        });
+        tables.iter().find(|(name, _)| *name == id).map(|(_, t)| t)
     }
 
     /// The ids of the built-in tables.

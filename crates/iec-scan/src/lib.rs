@@ -7,8 +7,8 @@ calls did not run as written.
   Harbor ATIF trajectories. Line formats are streamed through a bounded line reader
   ([`input::Lines`]); bad input is skipped and counted by reason ([`input::Skips`]), or stops a
   `--strict` scan at the first.
-* **Launch** ([`resolve`]): the harness, version, OS and tool a log records, matched against
-  the launch catalog; a version no launch covers is reported as uncovered.
+* **Launch** ([`resolve`]): the harness, version, OS and tool a log records, resolved by the
+  catalog's version ranges; a version no launch covers is reported as uncovered.
 * **Verdicts** ([`scan`]): `iec_check::check` once per distinct (launch, command), in parallel;
   plain texts take the checker's no-witness shortcut.
 * **Attribution** ([`attribution`]) of failed calls: generation, path, wrapper, nested, other;

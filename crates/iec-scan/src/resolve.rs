@@ -1,10 +1,11 @@
-//! Which launch a logged call ran on: the harness, version, OS and tool the log records,
-//! matched against the launch catalog. A call whose version (or OS) no launch covers is
-//! reported as uncovered with the reason, never mapped to a neighbour; `--launch ID` overrides.
-//!
-//! This is the one place that maps a harness version to a launch; when the catalog resolves
-//! `harness@version` itself, this function is what changes.
+//! Which launch a logged call ran on: the harness, version, OS and tool the log records, handed
+//! to the catalog's own resolution ([`iec_launches::resolve::resolve`], the one that
+//! `iec check --harness HARNESS@VERSION` uses: a version inside a launch's `versions` range, or
+//! between two ranges of the same launch). A call whose version (or OS, or tool) no launch
+//! covers is reported as uncovered with the catalog's reason, never mapped to a neighbour;
+//! `--launch ID` overrides.
 
+use iec_launches::resolve::resolve as resolve_version;
 use iec_launches::Catalog;
 
 use crate::call::LoggedCall;
@@ -19,7 +20,7 @@ pub enum Resolution {
 }
 
 /// The catalog's name of a harness as logs (and ATIF's `agent.name`) write it.
-fn harness_name(h: &str) -> &str {
+pub fn harness_name(h: &str) -> &str {
     match h {
         "claude" | "claude-code" => "claude-code",
         "codex" | "codex-cli" => "codex",
@@ -27,13 +28,6 @@ fn harness_name(h: &str) -> &str {
         "openhands" | "openhands-sdk" => "openhands",
         other => other,
     }
-}
-
-/// Claude Code 1.0.x and 2.0.x render the command as 2.0.76 does (the `claude-code-2.0.76`
-/// rendering); the launch of that version stands for them when the catalog has one.
-fn version_family(harness: &str, version: &str) -> Option<&'static str> {
-    (harness == "claude-code" && (version.starts_with("1.0.") || version.starts_with("2.0.")))
-        .then_some("2.0.76")
 }
 
 /// Resolves the launch of `call` (`launch`: the `--launch` override).
@@ -52,30 +46,16 @@ pub fn resolve(catalog: &Catalog, call: &LoggedCall, launch: Option<&str>) -> Re
             "the log records no OS for {harness} {version} (pass --launch ID to choose one)"
         ));
     };
-    let family = version_family(harness, version);
-    let matches = |l: &&iec_launches::Launch| {
-        l.harness == harness
-            && l.os == os
-            && l.tool == call.tool
-            && (l.version == version || Some(l.version.as_str()) == family)
-    };
-    if let Some(l) = catalog.iter().find(matches) {
-        return Resolution::Launch(l.id.clone());
+    match resolve_version(catalog, harness, os, version, Some(&call.tool)) {
+        // The catalog picks by version; a launch of another tool (Claude Code's PowerShell
+        // beside its Bash) does not run this call.
+        Ok((l, _)) if l.tool != call.tool => Resolution::Uncovered(format!(
+            "{harness}@{version} on {os} resolves to {}, a launch of tool {}, not {} (pass --launch ID to choose one)",
+            l.id, l.tool, call.tool
+        )),
+        Ok((l, _)) => Resolution::Launch(l.id.clone()),
+        Err(e) => Resolution::Uncovered(e.to_string()),
     }
-    let known: Vec<String> = catalog
-        .iter()
-        .filter(|l| l.harness == harness)
-        .map(|l| format!("{} ({} {} {})", l.id, l.version, l.os, l.tool))
-        .collect();
-    Resolution::Uncovered(if known.is_empty() {
-        format!("no launch of {harness} in the catalog")
-    } else {
-        format!(
-            "no launch covers {harness} {version} on {os} with tool {}; the catalog has {}",
-            call.tool,
-            known.join(", ")
-        )
-    })
 }
 
 #[cfg(test)]
@@ -133,31 +113,98 @@ mod tests {
     }
 
     #[test]
-    fn other_versions_are_uncovered_not_mapped() {
+    fn other_versions_are_uncovered_with_the_catalogs_reason() {
         let cat = Catalog::builtin();
-        for c in [
-            call("claude-code", Some("2.1.100"), Some("linux"), "Bash"),
-            call("claude-code", Some("2.1.72"), Some("macos"), "Bash"),
-            call("codex", Some("0.89.0"), Some("linux"), "exec_command"),
-            call("gemini-cli", None, Some("linux"), "run_shell_command"),
-            call("openhands", None, None, "terminal"),
-        ] {
+        let uncovered = |c: &LoggedCall| match resolve(&cat, c, None) {
+            Resolution::Uncovered(why) => why,
+            r => panic!("{c:?}: {r:?}"),
+        };
+        // Between 2.0.76 and 2.1.72 (different launches), below the lowest range, not semver.
+        for v in ["2.1.100", "2.0.14", "1.0.128"] {
+            let why = uncovered(&call("claude-code", Some(v), Some("linux"), "Bash"));
             assert!(
-                matches!(resolve(&cat, &c, None), Resolution::Uncovered(_)),
-                "{c:?}"
+                why.starts_with(&format!(
+                    "claude-code@{v} on linux is in no learned version range"
+                )),
+                "{why}"
             );
+            assert!(why.contains("2.1.72 (claude-code-2.1.72-linux)"), "{why}");
         }
-        let old = call("claude-code", Some("2.0.14"), Some("linux"), "Bash");
-        let has_2076 = cat
-            .iter()
-            .any(|l| l.harness == "claude-code" && l.version == "2.0.76" && l.os == "linux");
-        assert_eq!(
-            matches!(resolve(&cat, &old, None), Resolution::Launch(_)),
-            has_2076
+        assert!(
+            uncovered(&call("claude-code", Some("2.1"), Some("linux"), "Bash")).contains("is not a version")
         );
+        assert!(
+            uncovered(&call("claude-code", Some("2.1.72"), Some("macos"), "Bash"))
+                .starts_with("no launch of claude-code on macos has version ranges")
+        );
+        assert!(
+            uncovered(&call("codex", Some("0.89.0"), Some("linux"), "exec_command"))
+                .starts_with("codex@0.89.0 on linux is in no learned version range")
+        );
+        assert!(
+            uncovered(&call("gemini-cli", None, Some("linux"), "run_shell_command"))
+                .contains("no gemini-cli version")
+        );
+        assert!(uncovered(&call("openhands", None, None, "terminal")).contains("no openhands version"));
+        // Claude Code 2.1.263 on Windows is learned for Git Bash only: a PowerShell call of that
+        // version is not run by the Bash launch.
+        let why = uncovered(&call(
+            "claude-code",
+            Some("2.1.263"),
+            Some("windows"),
+            "PowerShell",
+        ));
+        assert!(
+            why.contains("resolves to claude-code-git-bash-windows, a launch of tool Bash, not PowerShell"),
+            "{why}"
+        );
+        assert_eq!(
+            resolve(
+                &cat,
+                &call("claude-code", Some("2.1.263"), Some("windows"), "Bash"),
+                None
+            ),
+            Resolution::Launch("claude-code-git-bash-windows".into())
+        );
+        let old = call("claude-code", Some("2.0.14"), Some("linux"), "Bash");
         assert_eq!(
             resolve(&cat, &old, Some("bash-c")),
             Resolution::Launch("bash-c".into())
         );
+    }
+
+    /// A catalog whose Claude Code 2.1.72 launch holds `versions` (a launch file replacing
+    /// the built-in one, as `--launch-file` does).
+    fn with_ranges(versions: &str) -> Catalog {
+        let text = include_str!("../../../launches/claude-code-2.1.72-linux.toml").replace(
+            "versions = [[\"2.1.72\", \"2.1.72\"]]",
+            &format!("versions = {versions}"),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("l.toml");
+        std::fs::write(&f, text).unwrap();
+        let mut cat = Catalog::builtin();
+        cat.add_file(&f).unwrap();
+        cat
+    }
+
+    #[test]
+    fn a_version_inside_a_range_or_between_ranges_of_one_launch_takes_it() {
+        let c = |v: &str| call("claude-code", Some(v), Some("linux"), "Bash");
+        let cat = with_ranges(r#"[["2.1.60", "2.1.64"], ["2.1.70", "2.1.80"]]"#);
+        for v in ["2.1.60", "2.1.62", "2.1.66", "2.1.75", "2.1.80"] {
+            assert_eq!(
+                resolve(&cat, &c(v), None),
+                Resolution::Launch("claude-code-2.1.72-linux".into()),
+                "{v}"
+            );
+        }
+        // Past the last range, the next one is another launch's: not mapped.
+        for v in ["2.1.81", "2.1.200", "2.1.59"] {
+            assert!(
+                matches!(resolve(&cat, &c(v), None), Resolution::Uncovered(_)),
+                "{v}"
+            );
+        }
     }
 }

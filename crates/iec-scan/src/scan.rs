@@ -246,6 +246,7 @@ pub fn scan(
         catalog,
         opts,
         cache: HashMap::new(),
+        resolved: HashMap::new(),
         summary: Summary::default(),
     };
     let mut shared = Shared::default();
@@ -299,8 +300,12 @@ struct Engine<'a> {
     catalog: &'a Catalog,
     opts: &'a Options,
     cache: HashMap<(String, String), Arc<Decided>>,
+    /// Resolutions by (harness, version, OS, tool): one catalog look-up for each.
+    resolved: HashMap<ResolveKey, Resolution>,
     summary: Summary,
 }
+
+type ResolveKey = (String, Option<String>, Option<String>, String);
 
 impl Engine<'_> {
     /// The call checked for a logged call on `launch`, and its cache key.
@@ -317,14 +322,22 @@ impl Engine<'_> {
     }
 
     fn run(&mut self, chunk: Vec<LoggedCall>, on_record: &mut dyn FnMut(&CallRecord)) {
+        let (catalog, launch) = (self.catalog, self.opts.launch.as_deref());
         let resolutions: Vec<Resolution> = chunk
             .iter()
-            .map(|c| match resolve(self.catalog, c, self.opts.launch.as_deref()) {
-                // A launch id the catalog lacks cannot be checked: uncovered, with the reason.
-                Resolution::Launch(id) if self.catalog.get(&id).is_err() => {
-                    Resolution::Uncovered(format!("launch {id} is not in the catalog"))
-                }
-                r => r,
+            .map(|c| {
+                let key = (c.harness.clone(), c.version.clone(), c.os.clone(), c.tool.clone());
+                self.resolved
+                    .entry(key)
+                    .or_insert_with(|| match resolve(catalog, c, launch) {
+                        // A launch id the catalog lacks cannot be checked: uncovered, with the
+                        // reason.
+                        Resolution::Launch(id) if catalog.get(&id).is_err() => {
+                            Resolution::Uncovered(format!("launch {id} is not in the catalog"))
+                        }
+                        r => r,
+                    })
+                    .clone()
             })
             .collect();
         let keys: Vec<Option<(String, String)>> = chunk
@@ -350,6 +363,16 @@ impl Engine<'_> {
         let todo: Vec<((String, String), &LoggedCall)> = todo.into_iter().collect();
         let catalog = self.catalog;
         let opts = self.opts.check;
+        // bash's parse of every text the checks will ask about first (the command, and what a
+        // wrapper is designed to deliver), asked in batches: one question for many texts.
+        if !opts.full_witness {
+            let texts = prefetch_texts(
+                todo.iter()
+                    .map(|(k, c)| (catalog.get(&k.0).expect("resolved"), *c)),
+            );
+            let refs: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
+            iec_witness::global().parse_many(&refs);
+        }
         let decided: Vec<((String, String), Decided)> = todo
             .into_par_iter()
             .map(|(k, c)| {
@@ -380,6 +403,34 @@ impl Engine<'_> {
     }
 }
 
+/// The texts whose bash parse the checks of `calls` ask first: each shell text that is not
+/// plain (plain ones need no bash), and the text a launch's wrapper is designed to deliver
+/// where it is not the command plus the wrapper's stdin suffix (POSIX launches only).
+fn prefetch_texts<'a>(
+    calls: impl Iterator<Item = (&'a iec_launches::Launch, &'a LoggedCall)>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (launch, c) in calls {
+        if launch.windows.is_some() || launch.terminal.is_some() {
+            continue;
+        }
+        let Some(Value::String(text)) = launch.command_of(&c.input) else {
+            continue;
+        };
+        if iec_check::plain::is_plain(text) {
+            continue;
+        }
+        out.push(text.clone());
+        if let Some(w) = &launch.wrapper {
+            let p = iec_launches::render::payload(&w.payload, text, w.stdin_suffix.as_deref());
+            if p.designed.strip_prefix(text.as_str()) != w.stdin_suffix.as_deref() {
+                out.push(p.designed);
+            }
+        }
+    }
+    out
+}
+
 /// Checks one call (`command`: its text, for examples).
 fn decide(launch: &iec_launches::Launch, call: &Call, command: &str, opts: iec_check::Options) -> Decided {
     let base = |verdict, reason| Decided {
@@ -405,7 +456,9 @@ fn decide(launch: &iec_launches::Launch, call: &Call, command: &str, opts: iec_c
                 reason: r.reason,
                 attribution: r.attribution,
                 shortcut: r.shortcut.is_some(),
-                ..base(None, None)
+                count: AtomicU64::new(0),
+                launch: launch.id.clone(),
+                command: command.to_string(),
             }
         }
         Err(e) => {

@@ -22,16 +22,19 @@ fn data(dir: &str) -> PathBuf {
 }
 
 fn scan(dir: &str, launch: Option<&str>) -> (Vec<Value>, Value) {
-    let cat = iec_launches::Catalog::builtin();
+    scan_logs(&iec_launches::Catalog::builtin(), &data(dir).join("logs"), launch)
+}
+
+fn scan_logs(cat: &iec_launches::Catalog, logs: &Path, launch: Option<&str>) -> (Vec<Value>, Value) {
     let mut skips = iec_scan::Skips::new(false);
-    let files = iec_scan::files_under(&[data(dir).join("logs")], &mut skips).unwrap();
+    let files = iec_scan::files_under(&[logs.to_path_buf()], &mut skips).unwrap();
     let opts = iec_scan::Options {
         launch: launch.map(String::from),
         ..Default::default()
     };
     let mut recs = Vec::new();
     let r = iec_scan::scan(
-        &cat,
+        cat,
         &files,
         &opts,
         skips,
@@ -59,10 +62,25 @@ fn agrees(
     override_launch: bool,
 ) -> HashMap<String, Value> {
     let (recs, summary) = scan(dir, override_launch.then_some(launch));
+    agree(dir, recs, summary, harness, version, launch)
+}
+
+/// Asserts that `recs` (a scan of `dir`'s logs) agree with every observation of `dir`.
+fn agree(
+    dir: &str,
+    recs: Vec<Value>,
+    summary: Value,
+    harness: &str,
+    version: Option<&str>,
+    launch: &str,
+) -> HashMap<String, Value> {
     let obs = observed(dir);
     assert_eq!(recs.len(), obs.len(), "{dir}: one call per payload");
     assert_eq!(summary["calls"], obs.len() as u64);
     assert_eq!(summary["sessions"], 1);
+    // Every record type the real harness wrote is known (2.1.332's `atis-latch`, Codex's
+    // `world_state`, …): nothing skipped.
+    assert_eq!(summary["skipped"], serde_json::json!({}), "{dir}");
     let by_cmd: HashMap<String, Value> = recs
         .into_iter()
         .map(|r| (r["command"].as_str().unwrap().to_string(), r))
@@ -140,6 +158,85 @@ fn claude_code_2_1_72() {
         r["argvprobe 'a != b'"]["first_divergence"]["mechanism"],
         "re-expansion"
     );
+}
+
+/// Copies `dir`'s logs to `to` with every record's `"version":"FROM"` written as `TO`.
+fn relabel(dir: &str, to: &Path, from: &str, version: &str) {
+    fn walk(src: &Path, dst: &Path, from: &str, to: &str) {
+        std::fs::create_dir_all(dst).unwrap();
+        for e in std::fs::read_dir(src).unwrap() {
+            let p = e.unwrap().path();
+            let q = dst.join(p.file_name().unwrap());
+            if p.is_dir() {
+                walk(&p, &q, from, to);
+            } else {
+                let text = std::fs::read_to_string(&p).unwrap();
+                std::fs::write(&q, text.replace(from, to)).unwrap();
+            }
+        }
+    }
+    walk(
+        &data(dir).join("logs"),
+        to,
+        &format!("\"version\":\"{from}\""),
+        &format!("\"version\":\"{version}\""),
+    );
+}
+
+#[test]
+fn a_version_inside_a_learned_range_takes_that_launch() {
+    // Claude Code 2.1.72's real log, its records labelled 2.1.66 (a version no built-in launch
+    // lists): uncovered with the catalog's reason, never mapped to a neighbour.
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    relabel("claude-code-2.1.72", &logs, "2.1.72", "2.1.66");
+    let builtin = iec_launches::Catalog::builtin();
+    let (recs, summary) = scan_logs(&builtin, &logs, None);
+    assert_eq!(recs.len(), observed("claude-code-2.1.72").len());
+    for r in &recs {
+        assert_eq!(r["verdict"], Value::Null);
+        assert!(
+            r["uncovered"]
+                .as_str()
+                .unwrap()
+                .starts_with("claude-code@2.1.66 on linux is in no learned version range"),
+            "{r}"
+        );
+    }
+    assert_eq!(
+        summary["by_harness_version"]["claude-code@2.1.66"]["uncovered"],
+        recs.len()
+    );
+    // The launch file learned over 2.1.60..2.1.72 (as `--launch-file` or the catalog sweep
+    // writes it): every call takes that launch and gets the verdict the run observed.
+    for versions in [
+        r#"[["2.1.60", "2.1.72"]]"#,
+        // Between two ranges of the same launch.
+        r#"[["2.1.50", "2.1.64"], ["2.1.70", "2.1.72"]]"#,
+    ] {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../launches/claude-code-2.1.72-linux.toml"),
+        )
+        .unwrap();
+        let learned = text.replace(
+            r#"versions = [["2.1.72", "2.1.72"]]"#,
+            &format!("versions = {versions}"),
+        );
+        assert_ne!(learned, text);
+        let f = tmp.path().join("claude-code-2.1.72-linux.toml");
+        std::fs::write(&f, learned).unwrap();
+        let mut cat = iec_launches::Catalog::builtin();
+        cat.add_file(&f).unwrap();
+        let (recs, summary) = scan_logs(&cat, &logs, None);
+        agree(
+            "claude-code-2.1.72",
+            recs,
+            summary,
+            "claude-code",
+            Some("2.1.66"),
+            "claude-code-2.1.72-linux",
+        );
+    }
 }
 
 #[test]

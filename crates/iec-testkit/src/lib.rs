@@ -3,3 +3,4 @@
 
 pub mod gen;
 pub mod par;
+pub mod venv;

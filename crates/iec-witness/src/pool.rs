@@ -25,6 +25,9 @@ pub struct BashPool {
     /// check is a pure function of the text, and a process start costs about a millisecond:
     /// `check --launch all` and repair ask the same text of many launches.
     syntax: Mutex<HashMap<SyntaxKey, Result<(), String>>>,
+    /// Canonical forms found by [`BashPool::parse_many`], answered from here by
+    /// [`BashPool::parse`] and [`BashPool::validate`] (extglob off).
+    parsed: Mutex<HashMap<Vec<u8>, String>>,
 }
 
 /// Which separate parser a memoised syntax verdict came from: bash (with or without
@@ -58,6 +61,13 @@ pub fn default_limit() -> usize {
 /// when it holds this many entries (at most 64 MiB).
 const SYNTAX_MEMO_TEXT: usize = 16 * 1024;
 const SYNTAX_MEMO_ENTRIES: usize = 4096;
+
+/// Bounds of the memo of [`BashPool::parse_many`]: at most this many forms (emptied when full,
+/// at most 64 MiB of texts and forms), texts of at most [`SYNTAX_MEMO_TEXT`] bytes, and a batch
+/// of at most this many texts or bytes.
+const PARSE_MEMO_ENTRIES: usize = 32 * 1024;
+const BATCH_TEXTS: usize = 64;
+const BATCH_BYTES: usize = 64 * 1024;
 
 /// Keeps the calling thread on the CPU it runs on until dropped, then restores its CPU mask.
 /// `IEC_WITNESS_PIN=0` switches pinning off. Nested pins on one thread reuse the outer one.
@@ -128,6 +138,7 @@ impl BashPool {
             limit: OnceLock::new(),
             cold: false,
             syntax: Mutex::new(HashMap::new()),
+            parsed: Mutex::new(HashMap::new()),
         }
     }
 
@@ -139,6 +150,7 @@ impl BashPool {
             limit: OnceLock::from(limit.max(1)),
             cold: false,
             syntax: Mutex::new(HashMap::new()),
+            parsed: Mutex::new(HashMap::new()),
         }
     }
 
@@ -286,6 +298,11 @@ impl BashPool {
         if let Some(i) = text.iter().position(|&b| b == 0) {
             return Err(WitnessError::Nul(i));
         }
+        if !extglob {
+            if let Some(c) = self.parsed.lock().unwrap().get(text) {
+                return Ok(Parse::Ok { canonical: c.clone() });
+            }
+        }
         if may_break_out(text) {
             if let Err(message) = self.bash_n(text, extglob)? {
                 return Ok(Parse::Error { message });
@@ -311,6 +328,89 @@ impl BashPool {
                 // trailing backslash. bash -c accepts it; there is no canonical form to print.
                 Ok(()) => Ok(Parse::EndOnly { message: wrapped }),
             },
+        }
+    }
+
+    /// Parses many texts (extglob off) in few questions, the batches spread over the calling
+    /// threads' CPUs, and keeps each canonical form found for [`BashPool::parse`] and
+    /// [`BashPool::validate`] to answer: what a scan of many distinct calls asks before checking
+    /// them. Only texts a batch can hold are sent (no NUL, none the gate sends to `bash -n`, none
+    /// naming the server's functions, no here-document or trailing backslash that could reach
+    /// into the next text, at most [`SYNTAX_MEMO_TEXT`] bytes); a batch that does not parse as
+    /// one function per text is halved until the text that spoils it is alone, which is then
+    /// left to [`BashPool::parse`]. Returns how many forms were found.
+    pub fn parse_many(&self, texts: &[&[u8]]) -> usize {
+        if self.cold {
+            return 0;
+        }
+        let fits = |t: &[u8]| {
+            !t.is_empty()
+                && t.len() <= SYNTAX_MEMO_TEXT
+                && !t.contains(&0)
+                && !t.ends_with(b"\\")
+                && !t.windows(2).any(|w| w == b"<<")
+                && !t.windows(6).any(|w| w == b"__iec_")
+                && t.iter().any(|b| !b.is_ascii_whitespace())
+                && !may_break_out(t)
+        };
+        let todo: Vec<&[u8]> = {
+            let memo = self.parsed.lock().unwrap();
+            texts
+                .iter()
+                .copied()
+                .filter(|t| fits(t) && !memo.contains_key(*t))
+                .collect()
+        };
+        let mut batches: Vec<&[&[u8]]> = Vec::new();
+        let mut start = 0;
+        let mut bytes = 0;
+        for (i, t) in todo.iter().enumerate() {
+            if i > start && (i - start >= BATCH_TEXTS || bytes + t.len() > BATCH_BYTES) {
+                batches.push(&todo[start..i]);
+                start = i;
+                bytes = 0;
+            }
+            bytes += t.len();
+        }
+        if start < todo.len() {
+            batches.push(&todo[start..]);
+        }
+        let found = std::sync::atomic::AtomicUsize::new(0);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .min(batches.len());
+        std::thread::scope(|sc| {
+            for _ in 0..workers {
+                sc.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(b) = batches.get(i) else { break };
+                    found.fetch_add(self.parse_batch(b), std::sync::atomic::Ordering::Relaxed);
+                });
+            }
+        });
+        found.into_inner()
+    }
+
+    /// One batch of [`BashPool::parse_many`], halved while it fails.
+    fn parse_batch(&self, texts: &[&[u8]]) -> usize {
+        match self.with_server(true, |s| s.parse_many(texts)) {
+            Ok(Some(forms)) => {
+                let mut memo = self.parsed.lock().unwrap();
+                if memo.len() + forms.len() > PARSE_MEMO_ENTRIES {
+                    memo.clear();
+                }
+                let n = forms.len();
+                for (t, f) in texts.iter().zip(forms) {
+                    memo.insert(t.to_vec(), f);
+                }
+                n
+            }
+            Ok(None) if texts.len() > 1 => {
+                let (a, b) = texts.split_at(texts.len() / 2);
+                self.parse_batch(a) + self.parse_batch(b)
+            }
+            _ => 0,
         }
     }
 

@@ -8,7 +8,7 @@
 # Requests, one line each on stdin, naming what to do with the request file `req-NONCE` that the
 # caller wrote: `P` it holds `__iec_f() {⏎TEXT⏎}`: parse and print; `X` the same with extglob on;
 # `V`/`W` the same without printing; `E` it holds `__iec_rec WORDS`: expand the words; `D` the
-# same with dash's word rules; `F` list functions. Replies: BODY-OR-DIAGNOSTICS NUL STATUS NUL, where
+# same with dash's word rules; `F` list functions; `M<N>` N texts at once (`__iec_m0() {⏎TEXT⏎}⏎…`). Replies: BODY-OR-DIAGNOSTICS NUL STATUS NUL, where
 # STATUS is OK (the body is `declare -f` output), ERR:SKIPPED (bash's diagnostics precede it), or
 # for E: RC:SKIPPED then SOH-separated words, NUL, `declare -F` output, NUL. Each reply ends in
 # as few writes as bash allows: every write wakes the reader.
@@ -134,6 +134,29 @@ while IFS= read -r __iec_req; do
       [[ ${__iec_req:0:1} == X ]] && declare -f __iec_f
       # One builtin, one write: the reader wakes once (the texts never name these functions).
       [[ ${__iec_req:0:1} == [QR] ]] && declare -f __iec_f __iec_g
+      printf '\0OK\0'
+    else
+      [[ "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]] || __iec_tainted=1
+      printf '\0ERR:%s\0' "$__iec_tainted"
+    fi
+    ;;
+  M)
+    # M<N>: N texts as the functions __iec_m0 … __iec_m<N-1>, printed together in one write
+    # (the pool's batch of parses; the texts never name these functions).
+    __iec_names=()
+    for ((__iec_i = 0; __iec_i < ${__iec_req:1}; __iec_i++)); do __iec_names+=("__iec_m$__iec_i"); done
+    unset -f "${__iec_names[@]}"
+    #<guarded>
+    __iec_mode=none
+    trap "$__iec_trap" DEBUG
+    #</guarded>
+    source req-NONCE
+    __iec_rc=$?
+    #<guarded>
+    [[ $__iec_tainted == 0 ]] && trap - DEBUG
+    #</guarded>
+    if [[ $__iec_rc == 0 && $__iec_tainted == 0 && "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]]; then
+      declare -f "${__iec_names[@]}"
       printf '\0OK\0'
     else
       [[ "$BASHOPTS|$SHELLOPTS|$-|$IFS" == "$__iec_state" ]] || __iec_tainted=1

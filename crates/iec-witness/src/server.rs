@@ -441,6 +441,82 @@ impl BashServer {
         Ok(out)
     }
 
+    /// Canonical forms of many texts in one request (each as the body of its own function,
+    /// `__iec_m0` …); `Ok(None)` when they do not parse together as that many function bodies
+    /// (one of them does not parse, or one swallowed the next): the caller asks for each on its
+    /// own. The caller must have passed every text through [`crate::gate`], and none may hold
+    /// NUL or name the server's functions (`__iec_`), see [`crate::BashPool::parse_many`].
+    pub fn parse_many(&mut self, texts: &[&[u8]]) -> Result<Option<Vec<String>>, WitnessError> {
+        if texts.is_empty() {
+            return Ok(Some(vec![]));
+        }
+        self.buf.clear();
+        for (i, t) in texts.iter().enumerate() {
+            if t.contains(&0) {
+                return Ok(None);
+            }
+            self.buf
+                .extend_from_slice(format!("__iec_m{i}() {{\n").as_bytes());
+            self.buf.extend_from_slice(t);
+            self.buf.extend_from_slice(b"\n}\n");
+        }
+        {
+            use std::os::unix::fs::FileExt;
+            self.req_file.write_all_at(&self.buf, 0)?;
+            self.req_file.set_len(self.buf.len() as u64)?;
+        }
+        self.stdin.write_all(format!("M{}\n", texts.len()).as_bytes())?;
+        self.stdin.flush()?;
+        self.served += 1;
+        self.stdout.get_mut().deadline = Some(std::time::Instant::now() + request_timeout());
+        let out = self.read_field().and_then(|body| Ok((body, self.read_field()?)));
+        self.stdout.get_mut().deadline = None;
+        let (body, status) = out?;
+        match status.as_slice() {
+            b"OK" => {}
+            b"ERR:1" => {
+                self.poisoned = true;
+                return Err(WitnessError::Protocol(
+                    "a command ran during parse (guard tripped); the gate let a break-out through".into(),
+                ));
+            }
+            _ => {
+                // As after any failed parse: a server whose state changed is retired.
+                let (body, status) = self.raw_request('P', CANARY)?;
+                if status != "OK" || body != self.canary {
+                    self.poisoned = true;
+                }
+                return Ok(None);
+            }
+        }
+        // `declare -f` prints each function as `NAME () ⏎{ ⏎BODY⏎}⏎`, in the order named; every
+        // header must be where the previous function ended.
+        let s = String::from_utf8_lossy(&body);
+        let mut rest: &str = &s;
+        let mut out = Vec::with_capacity(texts.len());
+        for i in 0..texts.len() {
+            let header = format!("__iec_m{i} () \n{{ \n");
+            let Some(after) = rest.strip_prefix(header.as_str()) else {
+                return Ok(None);
+            };
+            let end = if i + 1 < texts.len() {
+                let next = format!("\n}}\n__iec_m{} () \n{{ \n", i + 1);
+                match after.find(&next) {
+                    Some(e) => e,
+                    None => return Ok(None),
+                }
+            } else {
+                match after.strip_suffix("\n}\n") {
+                    Some(b) => b.len(),
+                    None => return Ok(None),
+                }
+            };
+            out.push(after[..end].to_string());
+            rest = &after[end + 3..];
+        }
+        Ok(Some(out))
+    }
+
     /// Sends one request; returns (body or diagnostics, status).
     fn raw_request(&mut self, mode: char, text: &[u8]) -> Result<(Vec<u8>, String), WitnessError> {
         if let Some(i) = text

@@ -218,21 +218,25 @@ fn parse_only_server_cannot_act_when_the_gate_is_bypassed() {
     );
 }
 
+/// Texts that parse, that do not, that reach past their function body, and that name the
+/// server's functions.
+const PAIR_TEXTS: [&[u8]; 10] = [
+    b"echo   a;b\t'c d'",
+    b"printf '%s' 'a \\!= b' < /dev/null | cat",
+    b"cat <<'E'\nx $y\x01\nE",
+    b"echo 'x",
+    b"x\n}\n{ :",
+    b"case x in (a) :;; esac",
+    b"echo '",
+    b"'\n}\n__iec_g() {\necho",
+    b"{ echo",
+    b"cat <<}\n",
+];
+
 #[test]
 fn pair_parse_equals_two_parses() {
     let pool = BashPool::new();
-    let texts: [&[u8]; 10] = [
-        b"echo   a;b\t'c d'",
-        b"printf '%s' 'a \\!= b' < /dev/null | cat",
-        b"cat <<'E'\nx $y\x01\nE",
-        b"echo 'x",
-        b"x\n}\n{ :",
-        b"case x in (a) :;; esac",
-        b"echo '",
-        b"'\n}\n__iec_g() {\necho",
-        b"{ echo",
-        b"cat <<}\n",
-    ];
+    let texts = PAIR_TEXTS;
     for a in texts {
         for b in texts {
             // Diagnostics name the server's request file; the verdict and the form must agree.
@@ -508,4 +512,40 @@ fn gate_flags_every_real_break_out() {
         "the generator must include the break-outs the old gate missed"
     );
     assert!(real > 50, "the generator should produce real break-outs: {real}");
+}
+
+/// The batch of `parse_many` gives every text the form its own question gives, and the pool
+/// answers later questions from it; a text that cannot share a batch (it does not parse, it
+/// could reach into the next one, the gate sends it to `bash -n`) spoils nothing: it is left
+/// to its own question, with the same answer as from a pool that never batched.
+#[test]
+fn many_parse_equals_single_parses() {
+    let mut texts: Vec<&[u8]> = PAIR_TEXTS.to_vec();
+    texts.extend_from_slice(&[
+        b"ls src | head -20 && echo \"$(date +%F)\" $HOME",
+        b"echo a \\",
+        b"f() { echo x; }; f",
+        b"",
+        b"   ",
+        b"# only a comment",
+        b"for i in 1 2; do echo $i; done > out.txt 2>&1",
+        b"python3 -c 'import sys; print(sys.argv)' a b",
+        b"echo one\necho two",
+        b"[[ -n x && x == y* ]] && (( 1 + 2 ))",
+    ]);
+    let batched = BashPool::new();
+    let found = batched.parse_many(&texts);
+    // The texts a batch may hold, each parsing on its own, are all found.
+    assert_eq!(found, 8, "forms found");
+    let single = BashPool::new();
+    for t in &texts {
+        let shape = |p: &Parse| (std::mem::discriminant(p), p.canonical().map(str::to_string));
+        let want = single.parse(t, false).unwrap();
+        assert_eq!(shape(&batched.parse(t, false).unwrap()), shape(&want), "{t:?}");
+        assert_eq!(
+            batched.validate(t, false).unwrap().parses(),
+            want.parses(),
+            "{t:?}"
+        );
+    }
 }

@@ -31,7 +31,7 @@ pub(crate) fn hop(
     intended: &str,
     snap: &iec_launches::Snapshot,
 ) -> Result<(), CheckError> {
-    let table = snap.substitutes.as_deref().and_then(Table::builtin);
+    let table = snap.substitutes.as_deref().and_then(Table::builtin_ref);
     let note = snap.note.clone().unwrap_or_default();
     let mut found: Vec<Substitution> = Vec::new();
     let mut programs: Vec<String> = Vec::new();
@@ -48,7 +48,7 @@ pub(crate) fn hop(
                     };
                     programs.push(name.clone());
                     if snap.shadowed.contains(&name) {
-                        found.push(substitution::judge(table.as_ref(), &name, c, &note));
+                        found.push(substitution::judge(table, &name, c, &note));
                     }
                 }
                 if depth < MAX_DEPTH {

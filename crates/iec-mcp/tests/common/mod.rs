@@ -9,68 +9,13 @@ use serde_json::Value;
 
 pub const SERVER: &str = env!("CARGO_BIN_EXE_iec-mcp");
 
-fn venv_dir() -> PathBuf {
-    let home = std::env::var_os("HOME").expect("HOME is set");
-    Path::new(&home).join(".cache/iec/venv-mcp")
-}
-
-fn has_mcp(py: &Path) -> bool {
-    Command::new(py)
-        .args(["-c", "import mcp, mcp.client.stdio"])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
-}
-
 /// The venv's python with the `mcp` SDK, installing it on first use.
 /// `None` (after printing `SKIPPED: ...`) only when installation failed and
 /// `IEC_SKIP_PYPI=1` is set; otherwise an installation failure panics.
 pub fn python() -> Option<PathBuf> {
-    static PY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let r = PY.get_or_init(|| {
-        let dir = venv_dir();
-        let py = dir.join("bin/python");
-        if has_mcp(&py) {
-            return Ok(py);
-        }
-        let run = |cmd: &mut Command| -> Result<(), String> {
-            let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
-            if out.status.success() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{cmd:?} failed: {}\n{}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr)
-                ))
-            }
-        };
-        if !py.exists() {
-            std::fs::create_dir_all(dir.parent().unwrap()).map_err(|e| e.to_string())?;
-            run(Command::new("python3").arg("-m").arg("venv").arg(&dir))?;
-        }
-        run(Command::new(dir.join("bin/pip")).args(["install", "-q", "mcp"]))?;
-        if has_mcp(&py) {
-            Ok(py)
-        } else {
-            Err("pip installed mcp but `import mcp` still fails".into())
-        }
-    });
-    match r {
-        Ok(p) => Some(p.clone()),
-        Err(e) => {
-            if std::env::var("IEC_SKIP_PYPI").as_deref() == Ok("1") {
-                println!("SKIPPED: the Python `mcp` SDK could not be installed from PyPI: {e}");
-                None
-            } else {
-                panic!(
-                    "could not install the Python `mcp` SDK into {} (needed as the real MCP client; \
-                     set IEC_SKIP_PYPI=1 to skip these tests): {e}",
-                    venv_dir().display()
-                );
-            }
-        }
-    }
+    static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PY.get_or_init(|| iec_testkit::venv::python("mcp", "mcp", "mcp, mcp.client.stdio"))
+        .clone()
 }
 
 /// Runs tests/mcp_client.py with a scenario and its input; returns its output JSON.

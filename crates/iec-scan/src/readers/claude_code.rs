@@ -21,7 +21,9 @@ use crate::call::{content_text, number_after, os_of_cwd, LoggedCall, Outcome};
 use crate::input::{Skip, Stop};
 
 /// The record types of Claude Code transcripts (1.0.x to 2.1.x) that are not calls' records are
-/// read past; any other type is counted as unknown.
+/// read past; any other type is counted as unknown. 2.1.332 adds state records (`atis-latch`,
+/// `cost-state`, `tools-used`) and copies of its API requests (`api-request`,
+/// `api-request-blob`, `api-request-shape`: the calls they repeat are read from `assistant`).
 pub const RECORD_TYPES: &[&str] = &[
     "user",
     "assistant",
@@ -36,6 +38,12 @@ pub const RECORD_TYPES: &[&str] = &[
     "tag",
     "last-prompt",
     "result",
+    "atis-latch",
+    "cost-state",
+    "tools-used",
+    "api-request",
+    "api-request-blob",
+    "api-request-shape",
 ];
 
 /// The shell tools read.

@@ -220,7 +220,8 @@ impl LineReader for Reader {
                     }
                 }
             }
-            (Some("compacted"), _) => {}
+            // 0.171.0's state snapshot and token accounting: no calls.
+            (Some("compacted" | "world_state" | "token_usage_record"), _) => {}
             // Legacy rollouts: items without the wrapper, a bare session line, state lines.
             (Some(t), None) if ITEM_TYPES.contains(&t) => self.item(ctx, line, ts.as_deref(), &v)?,
             (None, None) if v.get("record_type").is_some() => {}

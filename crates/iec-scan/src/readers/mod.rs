@@ -337,7 +337,66 @@ fn read_document(
         )?;
         return Ok(None);
     }
-    let text = match check_text(&bytes) {
+    read_document_bytes(path, ctx, shared, format, &bytes)
+}
+
+/// Reads the bytes of a file of `format` (or, with `None`, of the format its content shows)
+/// as one document, the way [`read_file`] reads a file: what the fuzz targets drive.
+pub fn read_bytes(
+    name: &str,
+    bytes: &[u8],
+    format: Option<Format>,
+    shared: &mut Shared,
+    skips: &mut Skips,
+    emit: &mut dyn FnMut(LoggedCall),
+) -> Result<Option<Format>, Stop> {
+    let mut ctx = Ctx {
+        file: name,
+        skips,
+        emit,
+    };
+    let path = Path::new(name);
+    match format {
+        Some(f) if f.is_lines() => {
+            let mut reader: Box<dyn LineReader> = match f {
+                Format::ClaudeCode => Box::new(claude_code::Reader::new(path)),
+                Format::Codex => Box::new(codex::Reader::default()),
+                _ => Box::new(gemini::Reader::default()),
+            };
+            read_lines(bytes, &mut ctx, Bounds::default(), reader.as_mut())?;
+            Ok(Some(f))
+        }
+        f => read_document_bytes(path, &mut ctx, shared, f, bytes),
+    }
+}
+
+/// The calls of `bytes` read as [`read_bytes`] reads them, then the end of a scan (calls still
+/// waiting emitted), each call's exposure computed and its JSON written: what a fuzz target of
+/// each reader runs (bad input is skipped and counted, never a panic).
+pub fn read_all(bytes: &[u8], format: Option<Format>) -> Vec<LoggedCall> {
+    let mut shared = Shared::default();
+    let mut skips = Skips::new(false);
+    let mut calls = Vec::new();
+    let _ = read_bytes("f/s.jsonl", bytes, format, &mut shared, &mut skips, &mut |c| {
+        calls.push(c)
+    });
+    let _ = shared.finish(&mut skips, &mut |c| calls.push(c));
+    for c in &calls {
+        let _ = iec_core::exposure(&c.command);
+        let _ = serde_json::to_string(c);
+    }
+    calls
+}
+
+/// [`read_document`] after reading: the bytes checked, parsed, classified and read.
+fn read_document_bytes(
+    path: &Path,
+    ctx: &mut Ctx,
+    shared: &mut Shared,
+    format: Option<Format>,
+    bytes: &[u8],
+) -> Result<Option<Format>, Stop> {
+    let text = match check_text(bytes) {
         Ok(t) => t,
         Err((reason, detail)) => {
             // A file of another kind altogether (binary) is not a log we know.
