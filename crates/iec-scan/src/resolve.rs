@@ -176,7 +176,7 @@ mod tests {
     /// A catalog whose Claude Code 2.1.72 launch holds `versions` (a launch file replacing
     /// the built-in one, as `--launch-file` does).
     fn with_ranges(versions: &str) -> Catalog {
-        let text = include_str!("../../../launches/claude-code-2.1.72-linux.toml").replace(
+        let text = include_str!("../../iec-launches/launches/claude-code-2.1.72-linux.toml").replace(
             "versions = [[\"2.1.72\", \"2.1.72\"]]",
             &format!("versions = {versions}"),
         );
