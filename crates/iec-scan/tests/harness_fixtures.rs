@@ -215,7 +215,8 @@ fn a_version_inside_a_learned_range_takes_that_launch() {
         r#"[["2.1.50", "2.1.64"], ["2.1.70", "2.1.72"]]"#,
     ] {
         let text = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../iec-launches/launches/claude-code-2.1.72-linux.toml"),
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../iec-launches/launches/claude-code-2.1.72-linux.toml"),
         )
         .unwrap();
         let learned = text.replace(
