@@ -2,26 +2,12 @@
 //! `iec launches` lists, and the hook choosing its launch from the calling Claude Code's
 //! transcript (issue 19).
 
+mod support;
+
 use serde_json::Value;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 fn run(exe: &str, args: &[&str], stdin: &[u8]) -> (i32, String, String) {
-    let mut c = Command::new(exe)
-        .args(args)
-        .env("IEC_DAEMON", "0")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(stdin).unwrap();
-    let o = c.wait_with_output().unwrap();
-    (
-        o.status.code().unwrap(),
-        String::from_utf8(o.stdout).unwrap(),
-        String::from_utf8(o.stderr).unwrap(),
-    )
+    support::run_env(exe, args, stdin, &[("IEC_DAEMON", "0")])
 }
 
 fn iec(args: &[&str]) -> (i32, String, String) {

@@ -1,7 +1,8 @@
 //! The `iec` binary: exit codes, JSON shapes and inputs, as a user sees them.
 
+mod support;
+
 use serde_json::Value;
-use std::io::Write;
 use std::process::{Command, Stdio};
 
 fn iec(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
@@ -9,21 +10,7 @@ fn iec(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
 }
 
 fn iec_env(args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iec"))
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(stdin).unwrap();
-    let o = c.wait_with_output().unwrap();
-    (
-        o.status.code().unwrap(),
-        String::from_utf8(o.stdout).unwrap(),
-        String::from_utf8(o.stderr).unwrap(),
-    )
+    support::run_env(env!("CARGO_BIN_EXE_iec"), args, stdin, env)
 }
 
 fn json(s: &str) -> Value {

@@ -58,16 +58,17 @@ print(json.dumps(out))
 fn the_readmes_duckdb_queries_count_what_the_summary_counts() {
     let queries = readme_queries();
     assert_eq!(queries.len(), 4, "{queries:#?}");
-    // The repository README's query is the first of them, word for word.
+    // The repository README sends its readers here for them.
     let main =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
     let main = main
         .split("\n## Scanning session logs: `iec scan`\n")
         .nth(1)
         .unwrap();
-    assert_eq!(
-        sql_blocks(main.split("\n## ").next().unwrap()),
-        vec![queries[0].clone()]
+    let main = main.split("\n## ").next().unwrap();
+    assert!(
+        main.contains("DuckDB") && main.contains("(crates/iec-scan/README.md)"),
+        "{main}"
     );
 
     let Some(py) = iec_testkit::venv::python("duckdb", "duckdb", "duckdb") else {
