@@ -460,18 +460,7 @@ impl BashServer {
             self.buf.extend_from_slice(t);
             self.buf.extend_from_slice(b"\n}\n");
         }
-        {
-            use std::os::unix::fs::FileExt;
-            self.req_file.write_all_at(&self.buf, 0)?;
-            self.req_file.set_len(self.buf.len() as u64)?;
-        }
-        self.stdin.write_all(format!("M{}\n", texts.len()).as_bytes())?;
-        self.stdin.flush()?;
-        self.served += 1;
-        self.stdout.get_mut().deadline = Some(std::time::Instant::now() + request_timeout());
-        let out = self.read_field().and_then(|body| Ok((body, self.read_field()?)));
-        self.stdout.get_mut().deadline = None;
-        let (body, status) = out?;
+        let (body, status) = self.exchange(true, format!("M{}\n", texts.len()).as_bytes())?;
         match status.as_slice() {
             b"OK" => {}
             b"ERR:1" => {
@@ -550,19 +539,25 @@ impl BashServer {
             }
             _ => {}
         }
-        if mode != 'F' {
+        let (body, status) = self.exchange(mode != 'F', &[mode as u8, b'\n'])?;
+        Ok((body, String::from_utf8_lossy(&status).into_owned()))
+    }
+
+    /// One request: the prepared `buf` into the request file (when `with_file`), the command
+    /// line on stdin, and the answer's body and status, read within the request timeout.
+    fn exchange(&mut self, with_file: bool, command: &[u8]) -> Result<(Vec<u8>, Vec<u8>), WitnessError> {
+        if with_file {
             use std::os::unix::fs::FileExt;
             self.req_file.write_all_at(&self.buf, 0)?;
             self.req_file.set_len(self.buf.len() as u64)?;
         }
-        self.stdin.write_all(&[mode as u8, b'\n'])?;
+        self.stdin.write_all(command)?;
         self.stdin.flush()?;
         self.served += 1;
         self.stdout.get_mut().deadline = Some(std::time::Instant::now() + request_timeout());
         let out = self.read_field().and_then(|body| Ok((body, self.read_field()?)));
         self.stdout.get_mut().deadline = None;
-        let (body, status) = out?;
-        Ok((body, String::from_utf8_lossy(&status).into_owned()))
+        out
     }
 
     /// Requests a server answers before the pool retires it.
