@@ -9,13 +9,25 @@ IntAct win it back? The bench holds recorded actions fixed and changes only the 
 * [`sandbox`]: the throwaway directory every item runs in, and the observation of its final
   state.
 * [`replay`]: replay mode over the paths, with IntAct off and on, and the per-path figures.
+* [`harness`]: harness mode: the pairs through a real Claude Code (the replay model server of
+  `iec-harness` emits each text as its tool call), IntAct off and on, beside replay mode's
+  outcome on the launch that models it.
+* [`agent`]: agent mode: a model behind an Anthropic or OpenAI-compatible endpoint does each
+  task with a shell tool whose calls go along the path, IntAct off and on; pass rate, tokens per
+  passed task, false confirmations.
 * [`stats`]: the exact McNemar test.
 * [`report`]: the terminal table.
+* [`harbor`]: the pairs and tasks as a Harbor dataset (`iec bench export --harbor`).
+* [`html`]: the self-contained HTML report (inline SVG charts).
 */
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod chain;
 pub mod data;
+pub mod harbor;
+pub mod harness;
+pub mod html;
 pub mod replay;
 pub mod report;
 pub mod sandbox;

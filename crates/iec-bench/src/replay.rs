@@ -8,13 +8,13 @@
 //! decides; each item's result says which ([`Decider`]).
 
 use crate::chain::Chain;
-use crate::data::{Observable, Suite};
+use crate::data::{Observable, Pair, Suite};
 use crate::sandbox::{Sandbox, Tools};
 use crate::stats::mcnemar_exact;
 use iec_check::{call_for_text, check, Options};
-use iec_core::Verdict;
+use iec_core::{Mechanism, Verdict};
 use iec_launches::{render, Catalog, Launch};
-use iec_repair::{repair, Outcome};
+use iec_repair::{repair_traced, Outcome};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -96,24 +96,33 @@ pub enum Error {
 
 /// What happens to one command text on one path, with IntAct off and on.
 #[derive(Debug, Clone)]
-struct Delivery {
+pub(crate) struct Delivery {
     /// The check's verdict of the call as emitted.
     off_verdict: Verdict,
     /// The call as emitted (tool input).
-    off_input: Value,
+    pub(crate) off_input: Value,
+    /// How the call as emitted changed, and at which hop (index in the launch), when it
+    /// diverges.
+    off_divergence: Option<(Mechanism, usize)>,
     /// IntAct's outcome.
-    on: On,
+    pub(crate) on: On,
+    /// IntAct re-rendered the call and the rendering's check fails at another hop than the
+    /// call's first divergence: a failure that shows only once the first one is repaired.
+    other_hop: bool,
 }
 
 #[derive(Debug, Clone)]
-enum On {
+pub(crate) enum On {
     Deliver {
         input: Value,
         repaired: bool,
         /// The check of the delivered call.
         verdict: Verdict,
     },
-    Refuse,
+    Refuse {
+        /// IntAct's reason (what the agent is told).
+        reason: String,
+    },
 }
 
 /// The outcome of one variant (a list of texts) on one path in one mode.
@@ -131,6 +140,12 @@ pub struct Outcome1 {
     pub repaired: usize,
     /// Calls IntAct refused (mode on).
     pub refused: usize,
+    /// Calls IntAct re-rendered whose rendering's check fails at another hop than the call's
+    /// first divergence (mode on; IntAct then refuses them).
+    pub other_hop: usize,
+    /// Every delivered call's check corresponds and one was re-rendered, and the run still
+    /// fails (mode on, paths whose receiver runs here).
+    pub fails_after_repair: bool,
 }
 
 /// One item on one path.
@@ -155,6 +170,8 @@ pub struct ItemResult {
     pub control_on: Outcome1,
     /// Calls of the control whose check does not correspond (pairs only).
     pub control_changed: usize,
+    /// How each changed call of the hazard changed (IntAct off), in order.
+    pub mechanisms: Vec<Mechanism>,
 }
 
 impl ItemResult {
@@ -165,6 +182,13 @@ impl ItemResult {
     /// Lost, and passes with IntAct on.
     pub fn recovered(&self) -> bool {
         self.lost() && self.on.pass
+    }
+    /// Hop hiding: lost, still failing with IntAct on, and the failure shows only after the
+    /// first changed hop is repaired (a re-rendering that fails at another hop, e.g. an
+    /// `eval $'…'` four times longer than the text that execve refuses at the spawn hop, or a
+    /// run that fails although every delivered call's check corresponds).
+    pub fn hop_hidden(&self) -> bool {
+        self.lost() && !self.on.pass && (self.on.other_hop > 0 || self.on.fails_after_repair)
     }
     /// A control that passes with IntAct off, and that IntAct changes, refuses or breaks.
     pub fn false_repair(&self) -> bool {
@@ -192,6 +216,11 @@ pub struct PathMetrics {
     pub recovery_rate: Option<f64>,
     /// Controls that IntAct changes, refuses or breaks.
     pub false_repairs: usize,
+    /// Lost items whose failure shows only after the first changed hop is repaired
+    /// ([`ItemResult::hop_hidden`]).
+    pub hop_hiding: usize,
+    /// Changed calls of the hazards (IntAct off) by mechanism (`quote-consumption`, …).
+    pub mechanisms: BTreeMap<String, usize>,
     /// Calls (hazards and controls) whose check diverges with IntAct off.
     pub changed_calls: usize,
     /// Calls (hazards) whose check is `unknown` with IntAct off.
@@ -231,6 +260,7 @@ pub struct Runner<'a> {
     tools: std::sync::OnceLock<Tools>,
 }
 
+#[derive(Clone, Copy)]
 enum Item<'a> {
     Pair(&'a crate::data::Pair),
     Chain(&'a Chain),
@@ -281,7 +311,8 @@ impl<'a> Runner<'a> {
         })
     }
 
-    fn deliver(&self, l: &Launch, text: &str) -> Result<Arc<Delivery>, Error> {
+    /// What happens to `text` on `l` with IntAct off and on (cached per launch and text).
+    pub(crate) fn deliver(&self, l: &Launch, text: &str) -> Result<Arc<Delivery>, Error> {
         let key = (l.id.clone(), text.to_string());
         if let Some(d) = self.cache.lock().unwrap().get(&key) {
             return Ok(d.clone());
@@ -293,6 +324,8 @@ impl<'a> Runner<'a> {
         };
         let call = call_for_text(l, text);
         let report = check(l, &call, pool, Options::default()).map_err(err)?;
+        let off_divergence = report.first_divergence.as_ref().map(|f| (f.mechanism, f.hop));
+        let mut other_hop = false;
         let on = if report.verdict == Verdict::Corresponds {
             // What repair delivers for a call whose check corresponds: the call itself.
             On::Deliver {
@@ -301,7 +334,12 @@ impl<'a> Runner<'a> {
                 verdict: Verdict::Corresponds,
             }
         } else {
-            match repair(l, &call, pool).map_err(err)? {
+            let (outcome, rendered) = repair_traced(l, &call, pool, Some(report.clone())).map_err(err)?;
+            other_hop = match (&rendered, off_divergence) {
+                (Some(r), Some((_, first))) => r.hop.is_some_and(|h| h != first),
+                _ => false,
+            };
+            match outcome {
                 Outcome::Deliver {
                     repaired,
                     call: input,
@@ -313,13 +351,15 @@ impl<'a> Runner<'a> {
                     input,
                     repaired,
                 },
-                Outcome::Refuse { .. } => On::Refuse,
+                Outcome::Refuse { reason, .. } => On::Refuse { reason },
             }
         };
         let d = Arc::new(Delivery {
             off_verdict: report.verdict,
             off_input: call.input,
+            off_divergence,
             on,
+            other_hop,
         });
         self.cache.lock().unwrap().insert(key, d.clone());
         Ok(d)
@@ -362,8 +402,9 @@ impl<'a> Runner<'a> {
                         inputs.push(Some(input.clone()));
                         *verdict
                     }
-                    On::Refuse => {
+                    On::Refuse { .. } => {
                         o.refused += 1;
+                        o.other_hop += d.other_hop as usize;
                         inputs.push(None);
                         Verdict::Diverges
                     }
@@ -398,7 +439,17 @@ impl<'a> Runner<'a> {
         }
         let got = observe(&sb, v);
         o.pass = &got == want;
+        o.fails_after_repair = on && !o.pass && o.repaired > 0 && all_correspond;
         Ok((o, inputs))
+    }
+
+    /// How each changed call of a variant changes on a launch (IntAct off).
+    fn mechanisms(&self, l: &Launch, v: &Variant) -> Result<Vec<Mechanism>, Error> {
+        let mut out = vec![];
+        for t in &v.texts {
+            out.extend(self.deliver(l, t)?.off_divergence.map(|(m, _)| m));
+        }
+        Ok(out)
     }
 
     /// A variant with IntAct off, then on.
@@ -413,28 +464,15 @@ impl<'a> Runner<'a> {
         Ok((off, on))
     }
 
-    /// The final state of a variant run directly by `bash -c` in a fresh sandbox (the control
-    /// path's receiver), each text one process.
-    fn reference(&self, v: &Variant) -> Result<BTreeMap<String, String>, Error> {
-        if let Some(c) = v.chain {
-            // A chain's expected state is its recorded outputs (checked on bash-c like any
-            // other path: a wrongly quoted command fails there).
-            return Ok(crate::chain::expected(c));
-        }
-        let mut sb = Sandbox::new(v.setup, None)?;
-        for t in &v.texts {
-            sb.run(&["bash".to_string(), "-c".to_string(), t.to_string()])?;
-        }
-        Ok(observe(&sb, v))
-    }
-
-    fn item(&self, it: &Item) -> Result<Vec<ItemResult>, Error> {
+    /// Phase one of an item: its variants, the expected states from the control path's
+    /// receiver, and (chains and tasks) the recorded actions on bash-c.
+    fn prepare<'s>(&self, it: &Item<'s>) -> Result<Prepared<'s>, Error> {
         let (hazard, control, expect, file): (
-            Variant,
-            Option<Variant>,
+            Variant<'s>,
+            Option<Variant<'s>>,
             Option<&BTreeMap<String, String>>,
             &'static str,
-        ) = match it {
+        ) = match *it {
             Item::Pair(p) => (
                 Variant {
                     texts: vec![p.hazard.as_str()],
@@ -474,9 +512,9 @@ impl<'a> Runner<'a> {
                 "chains.jsonl",
             ),
         };
-        let want_h = self.reference(&hazard)?;
+        let want_h = reference(&hazard)?;
         let want_c = match &control {
-            Some(c) => Some(self.reference(c)?),
+            Some(c) => Some(reference(c)?),
             None => None,
         };
         // The hand-written expectations must hold for the control run on bash -c.
@@ -501,59 +539,86 @@ impl<'a> Runner<'a> {
             (None, Some(l)) => Some(self.off_on(l, &hazard, &want_h)?),
             _ => None,
         };
-        let mut out = vec![];
-        for l in &self.launches {
-            let (off, on) = match &base {
-                Some(b) if l.id == CONTROL_PATH => *b,
-                _ => self.off_on(l, &hazard, &want_h)?,
-            };
-            let (control_pass, control_on, control_changed) = match &control {
-                Some(c) => {
-                    let want = want_c.as_ref().unwrap_or(&want_h);
-                    let (coff, con) = self.off_on(l, c, want)?;
-                    (coff.pass, con, coff.changed)
-                }
-                None => match &base {
-                    // False repairs of chains and tasks are counted on bash-c only.
-                    Some((boff, bon)) => (
-                        boff.pass,
-                        if l.id == CONTROL_PATH {
-                            *bon
-                        } else {
-                            Outcome1 {
-                                pass: true,
-                                ..Default::default()
-                            }
-                        },
-                        0,
-                    ),
-                    None => (
-                        true,
+        Ok(Prepared {
+            id: it.id().into(),
+            kind: it.kind(),
+            hazard,
+            control,
+            want_h,
+            want_c,
+            base,
+        })
+    }
+
+    /// Phase two: one prepared item on one launch.
+    fn item_on(&self, p: &Prepared, l: &Launch) -> Result<ItemResult, Error> {
+        let (hazard, control, want_h, want_c, base) = (&p.hazard, &p.control, &p.want_h, &p.want_c, &p.base);
+        let (off, on) = match base {
+            Some(b) if l.id == CONTROL_PATH => *b,
+            _ => self.off_on(l, hazard, want_h)?,
+        };
+        let (control_pass, control_on, control_changed) = match control {
+            Some(c) => {
+                let want = want_c.as_ref().unwrap_or(want_h);
+                let (coff, con) = self.off_on(l, c, want)?;
+                (coff.pass, con, coff.changed)
+            }
+            None => match base {
+                // False repairs of chains and tasks are counted on bash-c only.
+                Some((boff, bon)) => (
+                    boff.pass,
+                    if l.id == CONTROL_PATH {
+                        *bon
+                    } else {
                         Outcome1 {
                             pass: true,
                             ..Default::default()
-                        },
-                        0,
-                    ),
-                },
-            };
-            out.push(ItemResult {
-                id: it.id().into(),
-                kind: it.kind(),
-                path: l.id.clone(),
-                decided_by: decider(l),
-                off,
-                on,
-                control_pass,
-                control_on,
-                control_changed,
-            });
-        }
-        Ok(out)
+                        }
+                    },
+                    0,
+                ),
+                None => (
+                    true,
+                    Outcome1 {
+                        pass: true,
+                        ..Default::default()
+                    },
+                    0,
+                ),
+            },
+        };
+        Ok(ItemResult {
+            id: p.id.clone(),
+            kind: p.kind,
+            path: l.id.clone(),
+            decided_by: decider(l),
+            off,
+            on,
+            control_pass,
+            control_on,
+            control_changed,
+            mechanisms: self.mechanisms(l, hazard)?,
+        })
     }
 
     /// Runs every item of `suite` on every path, on `threads` worker threads.
     pub fn run(&self, suite: &Suite, threads: usize) -> Result<Report, Error> {
+        self.run_with_progress(suite, threads, &|_, _| {})
+    }
+
+    /// [`Runner::run`], calling `progress(done, total)` from the worker threads as steps
+    /// finish (one step an item's preparation, one an item on a path).
+    ///
+    /// Two phases, each spread over the threads: every item's expected state (phase one), then
+    /// every item on every path (phase two), the terminal path's first: its typings in the real
+    /// terminal (at most one per CPU at once) are the longest chain of work, and the other
+    /// paths' runs fill the remaining threads meanwhile.
+    pub fn run_with_progress(
+        &self,
+        suite: &Suite,
+        threads: usize,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<Report, Error> {
         let mut items: Vec<Item> = suite.pairs.iter().map(Item::Pair).collect();
         items.extend(suite.chains.iter().filter(|c| c.replayable()).map(Item::Chain));
         items.extend(suite.tasks.iter().map(Item::Task));
@@ -577,31 +642,33 @@ impl<'a> Runner<'a> {
                 ))));
             }
         }
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<(usize, Vec<ItemResult>)>> = Mutex::new(vec![]);
-        let first_err: Mutex<Option<Error>> = Mutex::new(None);
-        std::thread::scope(|s| {
-            for _ in 0..threads.max(1) {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= items.len() || first_err.lock().unwrap().is_some() {
-                        break;
-                    }
-                    match self.item(&items[i]) {
-                        Ok(r) => results.lock().unwrap().push((i, r)),
-                        Err(e) => {
-                            first_err.lock().unwrap().get_or_insert(e);
-                        }
-                    }
-                });
-            }
-        });
-        if let Some(e) = first_err.into_inner().unwrap() {
-            return Err(e);
-        }
-        let mut results = results.into_inner().unwrap();
-        results.sort_by_key(|(i, _)| *i);
-        let items: Vec<ItemResult> = results.into_iter().flat_map(|(_, r)| r).collect();
+        let total = items.len() * (1 + self.launches.len());
+        let done = AtomicUsize::new(0);
+        let step = || progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+        let prepared = par_map(&items, threads, |it| {
+            let p = self.prepare(it);
+            step();
+            p
+        })?;
+        // The slowest paths' units first.
+        let mut units: Vec<(usize, usize)> = (0..self.launches.len())
+            .flat_map(|li| (0..prepared.len()).map(move |ii| (li, ii)))
+            .collect();
+        let rank = |d: Decider| match d {
+            Decider::TerminalWitness => 0,
+            Decider::Run => 1,
+            Decider::Emulated => 2,
+        };
+        units.sort_by_key(|&(li, ii)| (rank(decider(self.launches[li])), ii, li));
+        let results = par_map(&units, threads, |&(li, ii)| {
+            let r = self.item_on(&prepared[ii], self.launches[li]);
+            step();
+            r
+        })?;
+        // Item order, then path order.
+        let mut ordered: Vec<((usize, usize), ItemResult)> = units.into_iter().zip(results).collect();
+        ordered.sort_by_key(|((li, ii), _)| (*ii, *li));
+        let items: Vec<ItemResult> = ordered.into_iter().map(|(_, r)| r).collect();
         let mut paths = BTreeMap::new();
         for l in &self.launches {
             let mine: Vec<&ItemResult> = items.iter().filter(|r| r.path == l.id).collect();
@@ -619,6 +686,89 @@ impl<'a> Runner<'a> {
             items,
         })
     }
+}
+
+/// The final state of a variant run directly by `bash -c` in a fresh sandbox (the control
+/// path's receiver), each text one process.
+fn reference(v: &Variant) -> Result<BTreeMap<String, String>, Error> {
+    if let Some(c) = v.chain {
+        // A chain's expected state is its recorded outputs (checked on bash-c like any
+        // other path: a wrongly quoted command fails there).
+        return Ok(crate::chain::expected(c));
+    }
+    let mut sb = Sandbox::new(v.setup, None)?;
+    for t in &v.texts {
+        sb.run(&["bash".to_string(), "-c".to_string(), t.to_string()])?;
+    }
+    Ok(observe(&sb, v))
+}
+
+/// The expected final state of a task, as replay mode computes it: what `bash -c` of each
+/// recorded action leaves in a fresh sandbox with the task's setup.
+pub(crate) fn task_reference(t: &crate::data::Task) -> Result<BTreeMap<String, String>, Error> {
+    reference(&Variant {
+        texts: t.actions.iter().map(String::as_str).collect(),
+        setup: &t.setup,
+        observe: &t.observe,
+        chain: None,
+    })
+}
+
+/// The expected final state of one of a pair's texts (its hazard or its control), as replay
+/// mode computes it: what `bash -c TEXT` leaves in a fresh sandbox with the pair's setup.
+pub(crate) fn pair_reference(p: &Pair, text: &str) -> Result<BTreeMap<String, String>, Error> {
+    reference(&Variant {
+        texts: vec![text],
+        setup: &p.setup,
+        observe: &p.observe,
+        chain: None,
+    })
+}
+
+/// An item after phase one.
+struct Prepared<'s> {
+    id: String,
+    kind: &'static str,
+    hazard: Variant<'s>,
+    control: Option<Variant<'s>>,
+    want_h: BTreeMap<String, String>,
+    want_c: Option<BTreeMap<String, String>>,
+    /// Chains and tasks: the recorded actions on bash-c, IntAct off and on.
+    base: Option<(Outcome1, Outcome1)>,
+}
+
+/// `f` over `xs` on `threads` threads, the results in the order of `xs`; the first error stops
+/// the threads from taking more.
+pub(crate) fn par_map<T: Sync, R: Send>(
+    xs: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> Result<R, Error> + Sync,
+) -> Result<Vec<R>, Error> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::with_capacity(xs.len()));
+    let first_err: Mutex<Option<Error>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= xs.len() || first_err.lock().unwrap().is_some() {
+                    break;
+                }
+                match f(&xs[i]) {
+                    Ok(r) => results.lock().unwrap().push((i, r)),
+                    Err(e) => {
+                        first_err.lock().unwrap().get_or_insert(e);
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = first_err.into_inner().unwrap() {
+        return Err(e);
+    }
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    Ok(results.into_iter().map(|(_, r)| r).collect())
 }
 
 fn observe(sb: &Sandbox, v: &Variant) -> BTreeMap<String, String> {
@@ -641,6 +791,10 @@ pub fn metrics(items: &[&ItemResult]) -> PathMetrics {
         m.recovered += r.recovered() as usize;
         m.recovered_changed += (r.recovered() && changed) as usize;
         m.false_repairs += r.false_repair() as usize;
+        m.hop_hiding += r.hop_hidden() as usize;
+        for k in &r.mechanisms {
+            *m.mechanisms.entry(k.as_str().to_string()).or_default() += 1;
+        }
         m.changed_calls += r.off.changed + r.control_changed;
         m.unknown_calls += r.off.unknown;
         if r.off.undecided || r.on.undecided {

@@ -1,5 +1,6 @@
-//! The terminal table of a [`Report`].
+//! The terminal table of a [`Report`], and harness mode's agreement.
 
+use crate::harness::HarnessReport;
 use crate::replay::{Decider, Report};
 use std::fmt::Write;
 
@@ -13,7 +14,7 @@ pub fn table(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<30} {:<16} {:>5} {:>9} {:>5} {:>7} {:>9} {:>8} {:>5} {:>7} {:>9}",
+        "{:<30} {:<16} {:>5} {:>9} {:>5} {:>7} {:>9} {:>8} {:>5} {:>7} {:>7} {:>9}",
         "path",
         "decided by",
         "items",
@@ -23,6 +24,7 @@ pub fn table(r: &Report) -> String {
         "recovered",
         "rate",
         "false",
+        "hidden",
         "calls",
         "McNemar p"
     );
@@ -35,7 +37,7 @@ pub fn table(r: &Report) -> String {
         };
         let _ = writeln!(
             s,
-            "{id:<30} {by:<16} {:>5} {:>9} {:>5} {:>7} {:>9} {:>8} {:>5} {:>7} {:>9.3e}",
+            "{id:<30} {by:<16} {:>5} {:>9} {:>5} {:>7} {:>9} {:>8} {:>5} {:>7} {:>7} {:>9.3e}",
             m.items,
             m.undecided,
             m.lost,
@@ -44,6 +46,7 @@ pub fn table(r: &Report) -> String {
             m.recovery_rate
                 .map_or("-".into(), |x| format!("{:.1}%", x * 100.0)),
             m.false_repairs,
+            m.hop_hiding,
             m.changed_calls,
             m.mcnemar_p
         );
@@ -51,17 +54,97 @@ pub fn table(r: &Report) -> String {
     let o = &r.overall;
     let _ = writeln!(
         s,
-        "\nacross paths: {} lost, {} with a changed call; IntAct recovered {} of those ({}), {} of all lost; {} false repairs.",
+        "\nacross paths: {} lost, {} with a changed call; IntAct recovered {} of those ({}), {} of all lost; {} false repairs; {} hidden by the first hop.",
         o.lost,
         o.lost_changed,
         o.recovered_changed,
         o.recovery_rate.map_or("-".into(), |x| format!("{:.1}%", x * 100.0)),
         o.recovered,
-        o.false_repairs
+        o.false_repairs,
+        o.hop_hiding
     );
     let _ = writeln!(
         s,
-        "lost: the hazard fails, the control passes (IntAct off); changed: lost with a call whose check does not correspond;\nfalse: a control IntAct re-renders, refuses or breaks; calls: calls whose check diverges (IntAct off);\nundecided: no call runs on the path and a check is unknown (left out of lost and McNemar)."
+        "lost: the hazard fails, the control passes (IntAct off); changed: lost with a call whose check does not correspond;\nfalse: a control IntAct re-renders, refuses or breaks;\nhidden: lost items whose failure shows only after the first changed hop is repaired (the re-rendering fails at another hop, or the run still fails);\ncalls: calls whose check diverges (IntAct off);\nundecided: no call runs on the path and a check is unknown (left out of lost and McNemar)."
+    );
+    s
+}
+
+/// Harness mode's part of the report: agreement per IntAct mode, then every disagreement.
+pub fn harness(h: &HarnessReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nHarness mode: {} pairs through {} ({} launches, {} tool calls, {:.1} s), beside replay mode on {}.",
+        h.items,
+        h.harness,
+        h.sessions,
+        h.calls,
+        h.elapsed_ms as f64 / 1000.0,
+        h.launch
+    );
+    let _ = writeln!(
+        s,
+        "IntAct off: {}/{} pairs agree (hazard and control).",
+        h.intact_off.agree, h.intact_off.items
+    );
+    match &h.intact_on {
+        Some(on) => {
+            let _ = writeln!(
+                s,
+                "IntAct on (the iec hook): {}/{} pairs agree.",
+                on.agree, on.items
+            );
+        }
+        None => {
+            let _ = writeln!(s, "IntAct on: not run.");
+        }
+    }
+    for d in &h.disagreements {
+        let _ = writeln!(
+            s,
+            "  DISAGREE {} {} (IntAct {}): emulated {}, measured {}: {}",
+            d.item, d.variant, d.intact, d.emulated, d.measured, d.why
+        );
+    }
+    s
+}
+
+/// Agent mode's part of the report: per path, IntAct off and on.
+pub fn agent(a: &crate::agent::AgentReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nAgent mode: {} through {:?} ({}), at most {} turns per task.",
+        a.model,
+        a.endpoint,
+        a.api_name(),
+        a.max_turns
+    );
+    let _ = writeln!(
+        s,
+        "{:<32} {:>6} {:>7} {:>7} {:>9} {:>13} {:>6} {:>7}",
+        "path", "IntAct", "tasks", "passed", "pass", "tokens/pass", "false", "limit"
+    );
+    for (path, p) in &a.paths {
+        for (mode, m) in [("off", &p.intact_off), ("on", &p.intact_on)] {
+            let _ = writeln!(
+                s,
+                "{:<32} {:>6} {:>7} {:>7} {:>9} {:>13} {:>6} {:>7}",
+                path,
+                mode,
+                m.tasks,
+                m.passed,
+                m.pass_rate.map_or("-".into(), |x| format!("{:.1}%", x * 100.0)),
+                m.tokens_per_passed.map_or("-".into(), |x| format!("{x:.0}")),
+                m.false_confirmations,
+                m.turn_limit
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "false: the model stopped on its own, its last text has no failure word, and the check fails;\nlimit: sessions ended by the turn limit."
     );
     s
 }

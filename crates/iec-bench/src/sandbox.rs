@@ -69,6 +69,24 @@ const fn libc_etxtbsy() -> i32 {
     26
 }
 
+/// What one process run in a sandbox did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutput {
+    /// Its exit code (-1: killed by a signal); `None`: killed after [`CALL_TIMEOUT`].
+    pub status: Option<i32>,
+    /// Its standard output.
+    pub stdout: Vec<u8>,
+    /// Its standard error (empty unless asked for).
+    pub stderr: Vec<u8>,
+}
+
+impl RunOutput {
+    /// It exited 0.
+    pub fn ok(&self) -> bool {
+        self.status == Some(0)
+    }
+}
+
 /// A sandbox.
 pub struct Sandbox {
     dir: tempfile::TempDir,
@@ -79,7 +97,28 @@ pub struct Sandbox {
 impl Sandbox {
     /// A fresh sandbox with `setup` files, and `tools` first on `PATH`.
     pub fn new(setup: &BTreeMap<String, String>, tools: Option<&Tools>) -> std::io::Result<Sandbox> {
-        let dir = tempfile::Builder::new().prefix("iec-bench-").tempdir()?;
+        Sandbox::with_dir(
+            tempfile::Builder::new().prefix("iec-bench-").tempdir()?,
+            setup,
+            tools,
+        )
+    }
+
+    /// A fresh sandbox inside `parent` (a real harness's working directory, whose calls `cd`
+    /// into it), named `name…`, with `setup` files.
+    pub fn new_in(parent: &Path, name: &str, setup: &BTreeMap<String, String>) -> std::io::Result<Sandbox> {
+        Sandbox::with_dir(
+            tempfile::Builder::new().prefix(name).tempdir_in(parent)?,
+            setup,
+            None,
+        )
+    }
+
+    fn with_dir(
+        dir: tempfile::TempDir,
+        setup: &BTreeMap<String, String>,
+        tools: Option<&Tools>,
+    ) -> std::io::Result<Sandbox> {
         for (name, content) in setup {
             let p = dir.path().join(name);
             if let Some(parent) = p.parent() {
@@ -107,6 +146,12 @@ impl Sandbox {
     /// [`CALL_TIMEOUT`]); its stdout is kept for the `stdout` observable. Returns whether it
     /// exited 0.
     pub fn run(&mut self, argv: &[String]) -> std::io::Result<bool> {
+        Ok(self.run_captured(argv, false)?.ok())
+    }
+
+    /// [`Sandbox::run`], returning what the process wrote: its stdout (also kept for the
+    /// `stdout` observable) and, with `stderr`, its stderr (else dropped).
+    pub fn run_captured(&mut self, argv: &[String], stderr: bool) -> std::io::Result<RunOutput> {
         let inherited = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
         let path = match &self.tools {
             Some(t) => format!("{}:{inherited}", t.display()),
@@ -130,14 +175,20 @@ impl Sandbox {
             .env_remove("ENV")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(if stderr { Stdio::piped() } else { Stdio::null() })
             .spawn()?;
-        let mut out = child.stdout.take().expect("piped stdout");
-        let reader = std::thread::spawn(move || {
-            let mut buf = vec![];
-            let _ = out.read_to_end(&mut buf);
-            buf
-        });
+        let read_all = |mut r: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut buf = vec![];
+                let _ = r.read_to_end(&mut buf);
+                buf
+            })
+        };
+        let reader = read_all(Box::new(child.stdout.take().expect("piped stdout")));
+        let err_reader = child
+            .stderr
+            .take()
+            .map(|e| read_all(Box::new(e) as Box<dyn Read + Send>));
         let start = Instant::now();
         let status = loop {
             if let Some(s) = child.try_wait()? {
@@ -153,8 +204,21 @@ impl Sandbox {
         // A background child that keeps stdout open would hold the reader: the timeout ends
         // only the shell, so the reader is given up on after the call's own time.
         let buf = reader.join().unwrap_or_default();
-        self.stdout.extend(buf);
-        Ok(status.is_some_and(|s| s.success()))
+        self.stdout.extend_from_slice(&buf);
+        Ok(RunOutput {
+            status: status.map(|s| s.code().unwrap_or(-1)),
+            stdout: buf,
+            stderr: err_reader
+                .map(|r| r.join().unwrap_or_default())
+                .unwrap_or_default(),
+        })
+    }
+
+    /// Records `bytes` as the standard output of the actions (for the `stdout` observable),
+    /// when they ran elsewhere than through [`Sandbox::run`] (a real harness reports it in its
+    /// tool result).
+    pub fn push_stdout(&mut self, bytes: &[u8]) {
+        self.stdout.extend_from_slice(bytes);
     }
 
     /// The tool log (what every tool received).

@@ -2,7 +2,7 @@
 //! recovered, the McNemar test, and errors that name the file and line.
 
 use iec_bench::chain::{self, Functions};
-use iec_bench::replay::{metrics, Runner};
+use iec_bench::replay::{metrics, ItemResult, Report, Runner};
 use iec_bench::stats::mcnemar_exact;
 use iec_bench::{data, Suite};
 use iec_launches::Catalog;
@@ -55,6 +55,22 @@ fn on_the_control_path_nothing_is_lost_and_no_call_changes() {
     assert_eq!(m.mcnemar_p, 1.0);
 }
 
+/// The suite on bash-c and Claude Code 2.1.72, and its one item's result on 2.1.72.
+fn on_bash_c_and_2_1_72(s: &Suite) -> (Report, ItemResult) {
+    let cat = Catalog::builtin();
+    let rep = Runner::new(&cat, &["bash-c", "claude-code-2.1.72-linux"])
+        .unwrap()
+        .run(s, 1)
+        .unwrap();
+    let r = rep
+        .items
+        .iter()
+        .find(|r| r.path == "claude-code-2.1.72-linux")
+        .unwrap()
+        .clone();
+    (rep, r)
+}
+
 #[test]
 fn a_bang_in_quotes_is_lost_on_claude_code_2_1_72_and_recovered_by_intact() {
     let mut s = Suite::builtin().unwrap();
@@ -62,16 +78,7 @@ fn a_bang_in_quotes_is_lost_on_claude_code_2_1_72_and_recovered_by_intact() {
     assert_eq!(s.pairs[0].hazard, "printf '%s\\n' 'a != b' > out.txt");
     s.chains.clear();
     s.tasks.clear();
-    let cat = Catalog::builtin();
-    let rep = Runner::new(&cat, &["bash-c", "claude-code-2.1.72-linux"])
-        .unwrap()
-        .run(&s, 1)
-        .unwrap();
-    let r = rep
-        .items
-        .iter()
-        .find(|r| r.path == "claude-code-2.1.72-linux")
-        .unwrap();
+    let (rep, r) = on_bash_c_and_2_1_72(&s);
     assert!(
         !r.off.pass,
         "the hazard's file must differ when run through 2.1.72's wrapper"
@@ -226,4 +233,36 @@ fn a_real_toolhop_file_loads_without_running_its_functions() {
         e.contains("ToolHop.json:3: not a JSON array of ToolHop records"),
         "{e}"
     );
+}
+
+/// A suite of one pair in `dir`: `printf '%s' 'a!a!…' > out.txt` (`n` times `a!`), its control
+/// with `.` for `!`.
+fn bang_pair(dir: &std::path::Path, n: usize) -> Suite {
+    let text = |c: char| format!("printf '%s' '{}' > out.txt", format!("a{c}").repeat(n));
+    let pair = serde_json::json!({
+        "id": "bang", "family": "f", "source": "s", "contract": "shell-string", "intent": "i",
+        "hazard": text('!'), "control": text('.'), "observe": ["file:out.txt"],
+    });
+    write_suite(dir, &pair.to_string(), "", "");
+    Suite::load(dir).unwrap()
+}
+
+#[test]
+fn a_repair_that_execve_refuses_at_the_spawn_hop_is_hop_hiding() {
+    // 2.1.72 writes `!` as `\!` (first divergence at the eval hop); IntAct's `eval $'…'` is
+    // four bytes a `!`, so a 60,000-byte text becomes an argv element over execve's 128 KiB:
+    // the rendering's check fails at the spawn hop, which the text itself passed.
+    let d = tempfile::tempdir().unwrap();
+    let (rep, r) = on_bash_c_and_2_1_72(&bang_pair(d.path(), 30_000));
+    assert!(r.lost() && !r.recovered(), "{r:?}");
+    assert_eq!((r.on.refused, r.on.other_hop, r.on.repaired), (1, 1, 0), "{r:?}");
+    assert!(r.hop_hidden() && !r.false_repair());
+    assert_eq!(r.mechanisms, vec![iec_core::Mechanism::ReExpansion]);
+    let m = &rep.paths["claude-code-2.1.72-linux"];
+    assert_eq!((m.lost, m.hop_hiding, m.mechanisms["re-expansion"]), (1, 1, 1));
+    assert_eq!(rep.paths["bash-c"].hop_hiding, 0);
+    // A text short enough for its rendering is recovered, not hidden.
+    let (rep, r) = on_bash_c_and_2_1_72(&bang_pair(d.path(), 10));
+    assert!(r.recovered() && !r.hop_hidden(), "{r:?}");
+    assert_eq!(rep.paths["claude-code-2.1.72-linux"].hop_hiding, 0);
 }

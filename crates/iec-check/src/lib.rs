@@ -9,6 +9,7 @@ the intended action is named, with its mechanism and whether the change will be 
 
 pub mod classify;
 mod dialect;
+mod errexit;
 mod hops;
 pub mod plain;
 pub use hops::tool_input::SECOND_STATEMENT_BUDGET;
@@ -181,6 +182,11 @@ pub const TERMINAL_INPUT: &str = "terminal-input";
 /// the one named and the call's options or operands are in no row of its behaviour table (see
 /// [`substitution`]).
 pub const PROGRAM_SUBSTITUTION: &str = "program-substitution";
+
+/// The `attribution` of an `unknown` report where the harness may refuse the call by a rule of
+/// its own that iec models only in part (Claude Code's "unparsed line",
+/// `iec_launches::unparsed`).
+pub const HARNESS_REFUSAL: &str = "harness-refusal";
 
 /// The `attribution` of an `unknown` report whose text is longer than
 /// [`iec_core::MAX_TEXT`]: iec does not judge it.

@@ -226,33 +226,52 @@ impl Run<'_> {
 
     /// As [`Run::same_bash`], but `received` may carry the contract-neutral redirect `suffix`
     /// (`< /dev/null`) once more than `intended`, wherever the harness put it (after the
-    /// command, before a pipeline's first `|`).
+    /// command, before a pipeline's first `|`), where it is neutral: on a command that would
+    /// read the harness's stdin anyway ([`action::compare_modulo`]). `Ok(Some((parse, why)))`:
+    /// they differ, `why` naming the command whose own input the redirect replaces.
     pub(crate) fn same_bash_modulo(
         &self,
         intended: &str,
         received: &str,
         suffix: Option<&str>,
-    ) -> Result<Option<Parse>, CheckError> {
+    ) -> Result<Option<(Parse, Option<String>)>, CheckError> {
         let Some(sfx) = suffix.map(str::trim).filter(|s| !s.is_empty()) else {
-            return self.same_bash(intended, received);
+            return Ok(self.same_bash(intended, received)?.map(|p| (p, None)));
         };
         if intended == received {
             return Ok(None);
         }
-        // The suffix appended to a text that parses on its own only adds the redirect (the
-        // canonical comparison below would remove it again); a text that parses only at the
-        // end of input (a trailing backslash) would absorb it, and is compared in full.
-        if received.strip_prefix(intended) == suffix && matches!(self.validate(intended)?, Parse::Ok { .. }) {
+        // The suffix appended to a text that parses on its own only adds the redirect to its
+        // last command (a text that parses only at the end of input, a trailing backslash, would
+        // absorb it, and is compared in full; after a final `;`, `&` or newline it is a command
+        // of its own, compared in full too: red team round 5). That is neutral unless the text redirects or
+        // pipes anything (`bc <<< '2+3' < /dev/null`, `a | b < /dev/null`): without a `<` or
+        // `|` in it, no command has an input the suffix could replace; or unless a command in
+        // it may change the shell's own stdin for the commands after it (`. ./s.sh; cat`).
+        if received.strip_prefix(intended) == suffix
+            && !ends_a_command(intended)
+            && !intended.contains(['<', '|'])
+            && !action::may_change_shell_stdin(intended)
+            && matches!(self.validate(intended)?, Parse::Ok { .. })
+        {
             return Ok(None);
         }
         let (a, b) = self.parse_two(intended, received)?;
         if let (Some(x), Some(y)) = (a.canonical(), b.canonical()) {
-            if action::same_modulo(x, y, sfx) {
-                return Ok(None);
+            match action::compare_modulo(x, y, sfx) {
+                action::Modulo::Same => return Ok(None),
+                action::Modulo::Overrides(why) => return Ok(Some((b, Some(why)))),
+                action::Modulo::Differs => {}
             }
         }
-        Ok(Some(b))
+        Ok(Some((b, None)))
     }
+}
+
+/// Whether the text's last command is already ended (a final `;`, `&` or newline, blanks
+/// after it): a suffix appended to it is a command of its own, not a redirection of that one.
+fn ends_a_command(text: &str) -> bool {
+    text.trim_end_matches([' ', '\t']).ends_with([';', '&', '\n'])
 }
 
 /// A witness shell that rejects a text without a word has not found a syntax error: bash and

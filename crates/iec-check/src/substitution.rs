@@ -263,9 +263,30 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     let mut perl = false;
     // The options used, by short letter (long names mapped to theirs).
     let mut used: Vec<char> = Vec::new();
+    // The matchers named (-E, -F, -G, -P): GNU grep refuses two different ones, exit 2.
+    let mut matchers: Vec<char> = Vec::new();
+    // -m 0, and a context of 0 lines (-A0, --context=0): the substitute reads them otherwise.
+    let mut zero_max = false;
+    let mut zero_context = false;
     let mut i = 0;
     let mut options_done = false;
     let mut option = |j: &mut Judgement, shown: &str, key: &str, value: Option<&str>| {
+        let matcher = match key {
+            "F" | "fixed-strings" => Some('F'),
+            "E" | "extended-regexp" => Some('E'),
+            "G" | "basic-regexp" => Some('G'),
+            "P" | "perl-regexp" => Some('P'),
+            _ => None,
+        };
+        if let Some(m) = matcher.filter(|m| !matchers.contains(m)) {
+            matchers.push(m);
+        }
+        let zero = value.is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b == b'0'));
+        match key {
+            "m" | "max-count" => zero_max |= zero,
+            "A" | "B" | "C" | "after-context" | "before-context" | "context" => zero_context |= zero,
+            _ => {}
+        }
         match key {
             "F" | "fixed-strings" => (fixed, perl) = (true, false),
             "E" | "extended-regexp" => (ere, fixed, perl) = (true, false, false),
@@ -284,6 +305,7 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
             "word-regexp" => Some('w'),
             "max-count" => Some('m'),
             "after-context" => Some('A'),
+            "before-context" => Some('B'),
             "context" => Some('C'),
             k if k.chars().count() == 1 => k.chars().next(),
             _ => None,
@@ -354,10 +376,43 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
             j.unknown.push("the call names no pattern".into());
             return;
         }
-        patterns.push(operands.remove(0));
+        let p = operands.remove(0);
+        // A lone `-` as the pattern operand: GNU grep searches for it, the substitute finds
+        // nothing (red team round 5).
+        if p == "-" {
+            j.when(table, "grep", "dash-pattern");
+        }
+        patterns.push(p);
     }
     let has = |c: char| used.contains(&c);
-    // A newline separates patterns.
+    // Red team round 5: -o with context lines (the substitute prints them), -m with -c and -v
+    // (it counts past the limit), -v -c with an empty pattern (GNU grep 3.8 prints no count).
+    if has('o') && (has('A') || has('B') || has('C')) {
+        j.when(table, "grep", "only-matching-context");
+    }
+    if has('m') && has('c') && has('v') {
+        j.when(table, "grep", "max-count-invert-count");
+    }
+    if has('v') && has('c') && patterns.iter().any(|p| p.is_empty()) {
+        j.when(table, "grep", "invert-count-empty");
+    }
+    if matchers.len() > 1 {
+        j.when(table, "grep", "conflicting-matchers");
+    }
+    if zero_max {
+        j.when(table, "grep", "max-count-zero");
+    }
+    if zero_context {
+        j.when(table, "grep", "context-zero");
+    }
+    // A newline separates patterns; an empty one it leaves (`$'foo\n'`) selects every line in
+    // GNU grep, not in the substitute (red team round 4).
+    if patterns
+        .iter()
+        .any(|p| p.contains('\n') && p.split('\n').any(str::is_empty))
+    {
+        j.when(table, "grep", "newline-empty-pattern");
+    }
     let patterns: Vec<&str> = patterns.iter().flat_map(|p| p.split('\n')).collect();
     let mut line_end = has('x');
     for p in patterns {
@@ -450,7 +505,10 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Pattern {
     /// Conditions of `differs` rows it meets: `backreference`, `regex-edge` (a repetition of
-    /// nothing, an empty alternative, `{,n}`), `empty-group`.
+    /// nothing, an empty alternative, `{,n}`), `empty-group`, `anchor-literal` (a basic
+    /// expression's `^` not at its start or `$` not at its end: GNU grep reads the character),
+    /// `negated-bracket` (`[^…]`), `punct-class` (`[:punct:]`), `bare-class` (`[:alpha:]`
+    /// outside a bracket expression).
     pub issues: Vec<&'static str>,
     /// The characters that follow a backslash outside the syntax's operators (`w` of `\w`).
     pub escapes: Vec<char>,
@@ -631,11 +689,14 @@ impl Parser<'_> {
                 false
             } else if ch == '^' {
                 self.i += 1;
-                if atom.is_some() || (self.ere && self.i - 1 != start) {
+                if atom.is_some() || self.i - 1 != start {
                     if self.ere {
                         self.unknown("a `^` that does not start the expression".into());
+                    } else {
+                        // A literal `^` in a basic expression (`a^b`, the second of `^^x`):
+                        // the substitute reads an anchor.
+                        self.issue("anchor-literal");
                     }
-                    // A literal `^` in a basic expression.
                     false
                 } else {
                     // The anchor: matches empty, and a `*` after it is literal.
@@ -651,6 +712,9 @@ impl Parser<'_> {
                 } else {
                     if self.ere {
                         self.unknown("a `$` that does not end the expression".into());
+                    } else {
+                        // A literal `$` in a basic expression (`$HOME`, `a$b`).
+                        self.issue("anchor-literal");
                     }
                     false
                 }
@@ -676,8 +740,10 @@ impl Parser<'_> {
         let c = self.c;
         let mut k = self.i + 1;
         if c.get(k) == Some(&'^') {
+            self.issue("negated-bracket");
             k += 1;
         }
+        let content = k;
         if c.get(k) == Some(&']') {
             k += 1;
         }
@@ -687,17 +753,43 @@ impl Parser<'_> {
             }
             if c[k] == '[' && matches!(c.get(k + 1), Some(':') | Some('.') | Some('=')) {
                 let close = c[k + 1];
+                if c[k..].starts_with(&['[', ':', 'p', 'u', 'n', 'c', 't', ':', ']']) {
+                    self.issue("punct-class");
+                }
                 k += 2;
+                let name_start = k;
                 while k + 1 < c.len() && !(c[k] == close && c[k + 1] == ']') {
                     k += 1;
                 }
+                // A class name GNU grep does not know (`[[:word:]]`, `[[:Alpha:]]`): it refuses
+                // the pattern (exit 2), the substitute reads one (red team round 6).
+                let name: String = c[name_start..k.min(c.len())].iter().collect();
+                const CLASSES: [&str; 12] = [
+                    "alnum", "alpha", "blank", "cntrl", "digit", "graph", "lower", "print", "punct", "space",
+                    "upper", "xdigit",
+                ];
+                if close == ':' && !CLASSES.contains(&name.as_str()) {
+                    self.issue("unknown-class");
+                }
                 k += 2;
             } else {
+                // A range with a character beyond ASCII at an end (`[a-é]`): GNU grep refuses
+                // it, the substitute reads it (red team round 5).
+                if c[k] == '-' && k > content && c.get(k + 1).is_some_and(|&e| e != ']') {
+                    let (from, to) = (c[k - 1], c[k + 1]);
+                    if !from.is_ascii() || !to.is_ascii() {
+                        self.issue("non-ascii-range");
+                    }
+                }
                 k += 1;
             }
         }
         if k >= c.len() {
             self.unknown("an unclosed bracket expression".into());
+        } else if k >= content + 2 && c[content] == ':' && c[k - 1] == ':' {
+            // `[:alpha:]` outside brackets: GNU grep rejects it (`character class syntax is
+            // [[:space:]]`), the substitute reads a bracket of the characters (red team round 4).
+            self.issue("bare-class");
         }
         self.i = k + 1;
     }
@@ -720,6 +812,8 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
     }
     let mut output = false;
     let mut action = false;
+    // `-maxdepth 0`: only the starting points, visited in the order named by both programs.
+    let mut start_points_only = false;
     // How each record printed ends (`\n`, `\0`), `None` when a record's end or place does not
     // survive reordering (no terminator, several names on one line, a command's side effects).
     let mut ends: Vec<Option<char>> = Vec::new();
@@ -737,6 +831,20 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
         } else if program.primaries_with_arg.contains(&p) {
             if p == "-printf" {
                 ends.push(args.get(i).and_then(|f| printf_end(f)));
+                match args.get(i).map(|f| printf_directives(f)) {
+                    Some(Directives::Unsupported(d)) => {
+                        j.when(table, "find", "printf-unsupported");
+                        j.differs.push(format!("the -printf directive `{d}`"));
+                    }
+                    Some(Directives::Unread(d)) => j.unknown.push(format!(
+                        "the -printf directive `{d}` is in no row of the substitution table"
+                    )),
+                    Some(Directives::Shown) => j.when(table, "find", "printf-shown"),
+                    None => {}
+                }
+            }
+            if p == "-maxdepth" && args.get(i).is_some_and(|d| d == "0") {
+                start_points_only = true;
             }
             i += 1;
         }
@@ -775,11 +883,87 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
     }
     if !output {
         j.when(table, "find", "no-output");
+    } else if start_points_only {
+        j.when(table, "find", "start-points-only");
     } else if !c.stdout_redirected && order_insensitive(c.piped_to.as_deref(), &ends) {
         j.when(table, "find", "order-insensitive");
     } else {
         j.when(table, "find", "ordered-output");
     }
+}
+
+/// What a `-printf` format holds that the rows decide.
+#[derive(Debug, PartialEq, Eq)]
+enum Directives {
+    /// Only directives and escapes both programs print alike.
+    Shown,
+    /// A directive or escape the substitute rejects or prints otherwise (`%Z`, `%TX`, an
+    /// unknown `%+` or `\q`).
+    Unsupported(String),
+    /// A form no row shows (flags other than `-` and `0`, a precision).
+    Unread(String),
+}
+
+/// Reads a `-printf` format's directives (`%…`) and escapes (`\…`) against what the real runs
+/// showed (the `find-printf-unsupported` row and the `find-primaries` commands).
+fn printf_directives(format: &str) -> Directives {
+    const SINGLE: &str = "%abcdDfFgGhHiklmMnpPsStuUyY";
+    // `%TX` (and `%AX`, `%CX`): GNU find prints fractional seconds, the substitute none (seen
+    // by hand; times differ between two fixtures, so no row shows it): unread.
+    const TIME: &str = "+@aAbBcCdDeFgGhHIjklmMnprRsStTuUVwWxyYZ";
+    let c: Vec<char> = format.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        let start = i;
+        match c[i] {
+            '%' => {
+                i += 1;
+                // The `0` flag (before any width digit) and any flag or width at all.
+                let mut zero_flag = false;
+                while i < c.len() && matches!(c[i], '-' | '0') {
+                    zero_flag |= c[i] == '0';
+                    i += 1;
+                }
+                while i < c.len() && c[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let flagged = i > start + 1;
+                let Some(&d) = c.get(i) else {
+                    return Directives::Unread("%".into());
+                };
+                i += 1;
+                let shown: String = c[start..i.min(c.len())].iter().collect();
+                // The substitute prints nothing for a `0` flag but on `%d`, and for a flag or
+                // width on `%%` (red team round 5; `%05d` both print alike).
+                if (zero_flag && d != 'd') || (flagged && d == '%') {
+                    return Directives::Unsupported(shown);
+                }
+                if matches!(d, 'A' | 'C' | 'T') {
+                    let k = c.get(i).copied();
+                    i += 1;
+                    let shown: String = c[start..i.min(c.len())].iter().collect();
+                    match k {
+                        Some(k) if TIME.contains(k) => {}
+                        _ => return Directives::Unread(shown),
+                    }
+                } else if d == '.' || d == '#' || d == ' ' {
+                    return Directives::Unread(shown);
+                } else if !SINGLE.contains(d) {
+                    return Directives::Unsupported(shown);
+                }
+            }
+            '\\' => {
+                i += 1;
+                match c.get(i) {
+                    Some(e) if "abfnrtvc\\".contains(*e) || e.is_digit(8) => i += 1,
+                    Some(e) => return Directives::Unsupported(format!("\\{e}")),
+                    None => return Directives::Unread("\\".into()),
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    Directives::Shown
 }
 
 /// How a `-printf` format's output ends: the escape it ends with (`\n`, `\0`), `None` without
@@ -885,10 +1069,31 @@ mod tests {
             ("TODO \\(a\\|b\\)", false, vec![]),
             ("TODO (a|b)", true, vec![]),
             ("[[:digit:]]\\+", false, vec![]),
+            ("[:alpha:]", false, vec!["bare-class"]),
+            ("x[:digit:]", true, vec!["bare-class"]),
+            ("[^:alpha:]", false, vec!["negated-bracket", "bare-class"]),
+            ("[:]", false, vec![]),
+            ("[[:alpha:]:]", false, vec![]),
             ("[]*]*", false, vec![]),
             ("^foo$", false, vec![]),
             ("x+", false, vec![]),
-            ("[status] $ok", false, vec![]),
+            ("[status] $ok", false, vec!["anchor-literal"]),
+            ("[status] $ok", true, vec![]),
+            // Red team round 3: literal anchors in a basic expression, negated brackets,
+            // `[:punct:]`.
+            ("$HOME", false, vec!["anchor-literal"]),
+            ("$1", false, vec!["anchor-literal"]),
+            ("a^b", false, vec!["anchor-literal"]),
+            ("^^start", false, vec!["anchor-literal"]),
+            ("a$b", false, vec!["anchor-literal"]),
+            ("x\\|^a", false, vec![]),
+            ("\\(^a\\)", false, vec![]),
+            ("\\(b$\\)", false, vec![]),
+            ("[^a]bar", false, vec!["negated-bracket"]),
+            ("[^a]bar", true, vec!["negated-bracket"]),
+            ("[a^]bar", false, vec![]),
+            ("[[:punct:]]", false, vec!["punct-class"]),
+            ("[^[:punct:]]", false, vec!["negated-bracket", "punct-class"]),
         ] {
             assert_eq!(issues(p, ere), want, "{p} ere={ere}");
         }
@@ -924,6 +1129,20 @@ mod tests {
         assert!(!pattern("$ok", false).dollar);
         assert!(!pattern("[status] $ok", false).dollar);
         assert!(!pattern("[\\d]", false).unknown.is_empty());
+    }
+
+    #[test]
+    fn printf_directives_by_the_real_runs() {
+        assert_eq!(printf_directives("%p %F %05d %-10f\\n"), Directives::Shown);
+        assert_eq!(printf_directives("%p %Tk %A@ %C+\\0"), Directives::Shown);
+        assert_eq!(
+            printf_directives("%p %Z\\n"),
+            Directives::Unsupported("%Z".into())
+        );
+        assert_eq!(printf_directives("%+"), Directives::Unsupported("%+".into()));
+        assert_eq!(printf_directives("%p \\q"), Directives::Unsupported("\\q".into()));
+        assert_eq!(printf_directives("%p %TX"), Directives::Unread("%TX".into()));
+        assert_eq!(printf_directives("%.3p"), Directives::Unread("%.".into()));
     }
 
     #[test]

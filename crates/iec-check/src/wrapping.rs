@@ -17,18 +17,23 @@
 //! an action is the structure, words, expansions, redirections and assignments. The same holds
 //! for the subshell's report of a program killed by a signal (`line 5: PID Killed  TEXT`, which
 //! quotes the command as the shell ran it). Programs run by SCRIPT also see another parent
-//! process, and a different `SHLVL` than under a direct `bash -c` (which execs its last command):
-//! the process tree is the wrapper's context, the same for every call the harness runs, stripped
-//! or not. `tests/gemini_strip.rs` runs each row of `tests/data/gemini-strip.toml` in real bash:
-//! the stripped text in the wrapper against the call run directly and the call in the wrapper
-//! unstripped.
+//! process, and a different exported `SHLVL` than under a direct `bash -c` (which execs its last
+//! command) or the unstripped call (whose own bash is one level deeper where it does not exec the
+//! program: `printenv SHLVL; true`), with bash's exported `_` at another place in their
+//! environment: the process tree and the environment bash exports are the wrapper's context, not
+//! the call's action (argv, redirections, assignments), the same for every call the harness runs
+//! (red team round 3; docs/limits.md). `tests/gemini_strip.rs` runs each row of
+//! `tests/data/gemini-strip.toml` in real bash: the stripped text in the wrapper against the call
+//! run directly and the call in the wrapper unstripped.
 //!
 //! One condition is assumed, not checked: `BASH_ENV` unset in the harness's environment (Gemini
 //! CLI does not set it). The model's own `bash -c` would source that file (and its `shopt -s`
 //! options would reach SCRIPT's globs); the stripped SCRIPT runs in no bash of its own and does
-//! not (red team round 2). Array assignments (`x=([LINENO]=a)`: subscripts are arithmetic on any
-//! variable by name) and locale assignments (`LC_ALL=C` changes how `bash -c`, which parses line
-//! by line, decodes `$'\u…'` on the next line; the subshell is parsed whole) are left out.
+//! not (red team round 2). Old arithmetic (`$[…]`, which reads and assigns variables by bare
+//! name) and descriptor-variable redirections (`{NAME}>f`, which assign NAME) are outside the
+//! tables (red team round 3). Array assignments (`x=([LINENO]=a)`: subscripts are arithmetic on
+//! any variable by name) and locale assignments (`LC_ALL=C` changes how `bash -c`, which parses
+//! line by line, decodes `$'\u…'` on the next line; the subshell is parsed whole) are left out.
 
 use crate::action::{self, literal, shown as show, Seg, Token};
 
@@ -415,6 +420,13 @@ fn test_args(a: &[&Vec<Seg>]) -> Result<(), String> {
 
 /// Redirections of the standard descriptors to files, or between them.
 fn redirect(op: &str, target: &[Seg]) -> Result<(), String> {
+    if let Some(name) = op.strip_prefix('{').and_then(|r| r.split('}').next()) {
+        // `{NAME}>f`: bash opens a new descriptor and assigns its number to NAME (red team
+        // round 3: `{_bgpids_file}>f` replaces the wrapper's pid file path).
+        return Err(format!(
+            "the redirection `{op}`, which assigns a descriptor number to the variable `{name}`"
+        ));
+    }
     let fd: String = op.chars().take_while(|c| c.is_ascii_digit()).collect();
     let bare = &op[fd.len()..];
     if !matches!(fd.as_str(), "" | "0" | "1" | "2") {
@@ -455,6 +467,11 @@ fn word(segs: &[Seg], parse: &mut dyn FnMut(&str) -> Option<String>, depth: usiz
             };
             check(&c, parse, depth + 1).map_err(|e| format!("{e}, in `{}`", short(d)))?;
             continue;
+        }
+        if d.starts_with("$[") {
+            // `$[…]`: bash's old arithmetic expansion, which reads and assigns variables by bare
+            // name (`$[LINENO]`, `$[_bgpids_file=7]`; red team round 3).
+            return Err(format!("the arithmetic expansion `{}`", short(d)));
         }
         let name = d
             .strip_prefix("${")
@@ -523,6 +540,18 @@ mod tests {
             ("    echo $0 $$ $! $- $_", "`$0`"),
             ("    echo ${#x} $((1))", "`${#x}`"),
             ("    histchars=x", "`histchars`"),
+            // Red team round 3: old arithmetic reads and assigns by bare name; `{NAME}>`
+            // assigns a descriptor number.
+            (
+                "    echo hi > out$[LINENO].txt",
+                "arithmetic expansion `$[LINENO]`",
+            ),
+            ("    echo $[_bgpids_file=7]", "`$[_bgpids_file=7]`"),
+            ("    echo \"$[BASH_SUBSHELL]\"", "`$[BASH_SUBSHELL]`"),
+            ("    /bin/kill $[PPID]", "`$[PPID]`"),
+            ("    echo $[_]", "`$[_]`"),
+            ("    true {_bgpids_file}> f", "variable `_bgpids_file`"),
+            ("    cat {fd}< f", "variable `fd`"),
         ] {
             let got = verdict(bad).unwrap_or_else(|| panic!("{bad} judged neutral"));
             assert!(got.contains(why), "{bad}: {got}");

@@ -6,7 +6,9 @@
 //! hands every command the same argv, assignment and redirections.
 //!
 //! Truth comes from running the texts: every command is the function `p`, which writes the
-//! value of `$v` (assignments before it) and its arguments to descriptor 3 (pipes and
+//! value of `$v` (assignments before it), the first line of its standard input (a file, a
+//! here-string, the pipe from the command before it, or the script's own empty stdin) and its
+//! arguments to descriptor 3 (pipes and
 //! redirections of descriptor 1 do not hide them; each call in one write, the calls of a text
 //! compared as a set, the commands of a pipeline running at once) and one byte to its standard output (so an
 //! output redirection leaves a file with a name). Globs match a fixed set of files, `$x` holds
@@ -153,6 +155,9 @@ fn generate(rng: &mut Rng, index: usize) -> Text {
             0 => Some((">", format!("out/o{index}_{k}"))),
             1 => Some((">>", format!("out/o{index} {k}"))),
             2 => Some(("2>&1", String::new())),
+            // Input of its own: the stdin contract added after it replaces it (red team round 3).
+            3 => Some(("<<<", format!("in {index}"))),
+            4 => Some(("<", "in.txt".to_string())),
             _ => None,
         };
         let assign = rng.pct(10).then(|| *rng.pick(&["a b", "x!y", "~", "c"]));
@@ -213,11 +218,17 @@ fn run_real(texts: &[String], dir: &Path) -> Vec<String> {
     for f in ["f1", "f2", "ab", "a"] {
         std::fs::write(dir.join(f), "").unwrap();
     }
+    std::fs::write(dir.join("in.txt"), "from in.txt\n").unwrap();
     let mut script = String::from(
-        "x='v  f*'; HOME=/h; p() { local r; builtin printf -v r '%s\\1' \"${v-U}\" \"$@\"; builtin printf '%s\\4' \"$r\" >&3; builtin printf o; }\n",
+        "x='v  f*'; HOME=/h; p() { local r l=; builtin read -r l; builtin printf -v r '%s\\1' \"${v-U}\" \"<$l\" \"$@\"; builtin printf '%s\\4' \"$r\" >&3; builtin printf o; }\n",
     );
     for (i, t) in texts.iter().enumerate() {
-        let _ = writeln!(script, "builtin printf '\\002{i}\\002' >&3\n{t}\n");
+        // Each text from the same state: a text that re-spacing turned into a lone assignment
+        // (`p \; v=a` → `p \ ; v=a`) would leave `v` set for the texts after it.
+        let _ = writeln!(
+            script,
+            "builtin printf '\\002{i}\\002' >&3\nbuiltin unset v\n{t}\n"
+        );
     }
     let path = dir.join("script.bash");
     std::fs::write(&path, script).unwrap();
@@ -231,6 +242,7 @@ fn run_real(texts: &[String], dir: &Path) -> Vec<String> {
         .current_dir(dir)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -267,11 +279,16 @@ fn canonical(text: &str) -> Option<String> {
 }
 
 /// One batch of pairs through the action comparison and through real bash: how many pairs were
-/// compared, how many real bash ran as the same action, and the first mismatches (at most 12).
-fn compare_batch(a_texts: &[String], b_texts: &[String], neutral: &[bool]) -> (usize, usize, Vec<String>) {
+/// compared, how many real bash ran as the same action, how many added the stdin contract where
+/// real bash read other input for it, and the first mismatches (at most 12).
+fn compare_batch(
+    a_texts: &[String],
+    b_texts: &[String],
+    neutral: &[bool],
+) -> (usize, usize, usize, Vec<String>) {
     let n = a_texts.len();
     let mut mismatches = vec![];
-    let (mut same_count, mut compared) = (0, 0);
+    let (mut same_count, mut compared, mut overridden) = (0, 0, 0);
     // A text bash does not parse would end the whole script: it runs as `:` and is not
     // compared.
     let forms: Vec<Option<(String, String)>> = (0..n)
@@ -299,6 +316,7 @@ fn compare_batch(a_texts: &[String], b_texts: &[String], neutral: &[bool]) -> (u
         };
         let real = ra[i] == rb[i];
         same_count += usize::from(real);
+        overridden += usize::from(neutral[i] && !real);
         if said != real && mismatches.len() < 12 {
             mismatches.push(format!(
                 "said {said}, bash {real}:\n  a: {:?}\n  b: {:?}\n  real a: {:?}\n  real b: {:?}",
@@ -306,7 +324,7 @@ fn compare_batch(a_texts: &[String], b_texts: &[String], neutral: &[bool]) -> (u
             ));
         }
     }
-    (compared, same_count, mismatches)
+    (compared, same_count, overridden, mismatches)
 }
 
 #[test]
@@ -360,14 +378,23 @@ fn action_comparison_equals_what_real_bash_does() {
             .collect::<Vec<_>>()
     });
     let mut mismatches = vec![];
-    let (mut same_count, mut compared) = (0, 0);
-    for (c, same, m) in per_batch.into_iter().flatten() {
+    let (mut same_count, mut compared, mut overridden) = (0, 0, 0);
+    for (c, same, o, m) in per_batch.into_iter().flatten() {
         compared += c;
         same_count += same;
+        overridden += o;
         mismatches.extend(m);
     }
     mismatches.truncate(12);
-    eprintln!("{compared} pairs compared, {same_count} the same action for real bash");
+    eprintln!(
+        "{compared} pairs compared, {same_count} the same action for real bash, {overridden} with the stdin contract over other input"
+    );
+    // The generator gives commands input of their own (`<<<`, `<`): some pairs must show the
+    // stdin contract replacing it (red team round 3).
+    assert!(
+        overridden >= pairs / 100,
+        "only {overridden} pairs put the stdin contract over a command's own input"
+    );
     assert!(
         compared >= pairs * 9 / 10,
         "only {compared} of {pairs} pairs parsed"

@@ -2,7 +2,7 @@
 //! here-documents, `$(…)`, backticks, `> file`, `exec`, `kill`, aliases, `/dev/tcp` — are checked
 //! on every launch; afterwards the canary directory must be empty, no process may carry the
 //! marker, and the loopback listener must have seen no connection. Calls: IEC_CANARY_CASES
-//! (default 10000) × every launch.
+//! (default 4000, new every UTC day) × every launch (the terminal launches: every 4th call).
 
 use iec_check::{call_for_text, check, Options};
 use iec_launches::Catalog;
@@ -29,7 +29,7 @@ fn adversarial_calls_leave_no_trace() {
     let n: usize = std::env::var("IEC_CANARY_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
+        .unwrap_or(4_000);
     let canary = tempfile::Builder::new().prefix("iec-canary-").tempdir().unwrap();
     let dir = canary.path().to_str().unwrap().to_string();
     let marker = format!("IECMARK{}", std::process::id());
@@ -38,20 +38,35 @@ fn adversarial_calls_leave_no_trace() {
     let port = listener.local_addr().unwrap().port();
     let checks = AtomicUsize::new(0);
     let cat = Catalog::builtin();
-    // Two seeded streams of n/2 calls each, made first; then one slice of them per thread (the
-    // same calls on any number of threads).
-    let texts: Vec<String> = (0..2u64)
+    let launches = iec_testkit::rotation::launches_under_test(&cat);
+    // The terminal launches type each text into a real tmux session (tens of times the cost of
+    // a check elsewhere; `tmux_security.rs` types every readline canary into them): they get
+    // every `IEC_CANARY_TERMINAL_EVERY`-th call (default 4).
+    let terminal_every: usize = std::env::var("IEC_CANARY_TERMINAL_EVERY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4)
+        .max(1);
+    // Two seeded streams of n/2 calls each, new every UTC day (`IEC_ROTATION=K` repeats day K),
+    // made first; then one slice of them per thread (the same calls on any number of threads).
+    let day = iec_testkit::rotation::start() as u64;
+    eprintln!("calls of day {day} (IEC_ROTATION={day} repeats them)");
+    let texts: Vec<(usize, String)> = (0..2u64)
         .flat_map(|t| {
-            let mut r = gen::Rng::new(777 + t);
+            let mut r = gen::Rng::new(777 + t + 2 * day);
             let (dir, marker) = (&dir, &marker);
             (0..n / 2)
                 .map(|_| gen::adversarial(&mut r, dir, marker, port))
                 .collect::<Vec<_>>()
         })
+        .enumerate()
         .collect();
     par::shards(&texts, |_, texts| {
-        for text in texts {
-            for l in cat.iter() {
+        for (i, text) in texts {
+            for l in launches.iter().copied() {
+                if l.terminal.is_some() && i % terminal_every != 0 {
+                    continue;
+                }
                 let call = call_for_text(l, text);
                 check(l, &call, global(), Options::default())
                     .unwrap_or_else(|e| panic!("{} {text:?}: {e}", l.id));
@@ -76,7 +91,7 @@ fn adversarial_calls_leave_no_trace() {
     println!(
         "{} checks of {n} adversarial calls on {} launches: no file, no process, no connection",
         checks.load(Ordering::Relaxed),
-        cat.iter().count()
+        launches.len()
     );
 }
 

@@ -46,6 +46,10 @@ struct Row {
 enum Observed {
     Same,
     DiagnosticPrefix,
+    /// The same but for the environment bash exports to the programs it runs: their output
+    /// differs only in `SHLVL`'s value (a line `SHLVL=N`, or the number alone) and in the order
+    /// of its lines (bash's exported `_` stands elsewhere). Only with a `context`.
+    Environment,
     Differs,
 }
 
@@ -98,7 +102,9 @@ fn run_in(dir: &Path, argv: &[&str], pidfile: &Path) -> Outcome {
         .env("LANG", "C.UTF-8")
         .env("TERM", "dumb")
         .env("TMPDIR", home)
-        .env("SHLVL", "1")
+        // A level no other number in the rows' output takes (LINENO, BASH_SUBSHELL, PPID, a
+        // descriptor): what the programs print of it is told apart (`exported_environment`).
+        .env("SHLVL", SHLVL.to_string())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -144,6 +150,29 @@ fn without_prefix(stderr: &str, shells: &[&str]) -> String {
         .collect()
 }
 
+/// The `SHLVL` every run starts from.
+const SHLVL: u32 = 100;
+
+/// Output with `SHLVL`'s value and the order of lines made one: what differs when programs see
+/// another environment exported by bash (the wrapper's context, see [`Observed::Environment`]).
+/// A value is one the runs export: [`SHLVL`] as given, or raised by the wrapper's bash and the
+/// model's (one or two levels).
+fn exported_environment(stdout: &str) -> String {
+    let mut lines: Vec<String> = stdout
+        .lines()
+        .map(|l| {
+            let number = |x: &str| x.parse::<u32>().is_ok_and(|n| (SHLVL..=SHLVL + 2).contains(&n));
+            match l.strip_prefix("SHLVL=") {
+                Some(n) if number(n) => "SHLVL=N".to_string(),
+                _ if number(l) => "N".to_string(),
+                _ => l.to_string(),
+            }
+        })
+        .collect();
+    lines.sort();
+    lines.join("\n")
+}
+
 /// Runs the call text directly, the call text in the launch's wrapper and the stripped text in
 /// the launch's wrapper; how the last compares with each of the first two.
 fn observe(l: &Launch, text: &str, received: &str) -> [(Observed, String); 2] {
@@ -178,8 +207,15 @@ fn observe(l: &Launch, text: &str, received: &str) -> [(Observed, String); 2] {
             files: o.files.clone(),
             bgpids: o.bgpids.clone(),
         };
-        match normal(reference) == normal(&gemini) {
-            true => (Observed::DiagnosticPrefix, shown),
+        if normal(reference) == normal(&gemini) {
+            return (Observed::DiagnosticPrefix, shown);
+        }
+        let exported = |o: &Outcome| Outcome {
+            stdout: exported_environment(&o.stdout),
+            ..normal(o)
+        };
+        match exported(reference) == exported(&gemini) {
+            true => (Observed::Environment, shown),
             false => (Observed::Differs, shown),
         }
     };
@@ -198,9 +234,11 @@ fn every_row_of_the_strip_table() {
         // The table is consistent with itself: a corresponding strip leaves the action of the
         // unstripped call, and of the direct run but for the wrapper's own context.
         let corresponds = row.verdict == Verdict::Corresponds;
+        let context = matches!(row.direct, Observed::Differs | Observed::Environment)
+            || row.unstripped == Observed::Environment;
         if row.verdict == Verdict::Unknown
             || (corresponds && row.unstripped == Observed::Differs)
-            || (corresponds && (row.direct == Observed::Differs) != row.context.is_some())
+            || (corresponds && context != row.context.is_some())
             || (!corresponds && row.context.is_some())
         {
             wrong.push(format!(

@@ -24,7 +24,9 @@ pub const CALLS: &[(&str, &str)] = &[
 
 pub fn run(json: bool) -> Result<i32> {
     let cat = Catalog::builtin();
-    let launches: Vec<_> = cat.iter().collect();
+    // The hand-written launches; the learned ones (one per range of harness versions) are in
+    // `iec launches` and their history in `iec launches --history`.
+    let (learned, launches): (Vec<_>, Vec<_>) = cat.iter().partition(|l| l.learned());
     let mut rows = Vec::new();
     for (name, text) in CALLS {
         let mut cells = Vec::new();
@@ -85,6 +87,12 @@ pub fn run(json: bool) -> Result<i32> {
         .collect();
     outln!("\nhops: {}", legend.join(" "));
     outln!("mechanisms: qc=quote-consumption rx=re-expansion tr=truncation ar=arity-change ot=other");
+    if !learned.is_empty() {
+        outln!(
+            "+ {} launches learned from published harness versions: `iec launches`, `iec launches --history`",
+            learned.len()
+        );
+    }
     Ok(0)
 }
 

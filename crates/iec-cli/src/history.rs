@@ -15,6 +15,7 @@ pub const PROBES: &[&str] = &[
     "printf 'a\u{1}b'",
     "echo a\\;b",
     "grep -r x .",
+    "false;",
 ];
 
 fn md(s: &str) -> String {

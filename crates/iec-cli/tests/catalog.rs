@@ -38,13 +38,25 @@ fn a_version_in_a_range_picks_its_launch() {
 
 #[test]
 fn a_version_outside_every_range_is_an_error_that_lists_them() {
-    let (c, out, err) = iec(&["check", "--harness", "claude-code@2.1.50", "--command", BANG]);
+    // 0.2.9 is published, below every range the catalog sweep learns (from 1.0.0 on).
+    let (c, out, err) = iec(&["check", "--harness", "claude-code@0.2.9", "--command", BANG]);
     assert_eq!((c, out.as_str()), (2, ""));
-    assert_eq!(
-        err,
-        "iec: claude-code@2.1.50 on linux is in no learned version range; the ranges there are: \
-2.0.76 (claude-code-2.0.76-linux), 2.1.72 (claude-code-2.1.72-linux), 2.1.332 (claude-code-2.1.332-linux). \
-Learn it with `iec harness learn --harness claude-code@2.1.50 --out FILE` and pass the file with --launch-file\n"
+    assert!(
+        err.starts_with(
+            "iec: claude-code@0.2.9 on linux is in no learned version range; the ranges there are: "
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(" 2.0.76 (claude-code-2.0.76-linux), ")
+            && err.contains(", 2.1.332 (claude-code-2.1.332-linux)"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(
+            ". Learn it with `iec harness learn --harness claude-code@0.2.9 --out FILE` and pass the file with --launch-file\n"
+        ),
+        "{err}"
     );
     let (c, _, err) = iec(&["repair", "--harness", "claude-code@2.1.400", "--command", BANG]);
     assert_eq!(c, 2);
@@ -124,14 +136,14 @@ fn between_two_ranges_of_one_launch_resolves_to_it_and_says_so() {
     .replace("id = \"claude-code-2.1.72-linux\"", "id = \"split\"")
     .replace(
         "versions = [[\"2.1.72\", \"2.1.72\"]]",
-        "versions = [[\"2.1.100\", \"2.1.110\"], [\"2.1.120\", \"2.1.130\"]]",
+        "versions = [[\"0.2.10\", \"0.2.20\"], [\"0.2.30\", \"0.2.40\"]]",
     );
     std::fs::write(&f, text).unwrap();
     let file = f.to_str().unwrap();
     let (c, out, err) = iec(&[
         "check",
         "--harness",
-        "claude-code@2.1.115",
+        "claude-code@0.2.25",
         "--launch-file",
         file,
         "--command",
@@ -142,14 +154,14 @@ fn between_two_ranges_of_one_launch_resolves_to_it_and_says_so() {
     assert_eq!(c, 1);
     assert_eq!(
         err,
-        "iec: claude-code@2.1.115 is between 2.1.110 and 2.1.120, both learned as split; using it\n"
+        "iec: claude-code@0.2.25 is between 0.2.20 and 0.2.30, both learned as split; using it\n"
     );
     assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["launch"], "split");
     // Between ranges of two different launches: an error.
     let (c, _, err) = iec(&[
         "check",
         "--harness",
-        "claude-code@2.1.90",
+        "claude-code@0.2.50",
         "--launch-file",
         file,
         "--command",
@@ -157,9 +169,7 @@ fn between_two_ranges_of_one_launch_resolves_to_it_and_says_so() {
     ]);
     assert_eq!(c, 2);
     assert!(
-        err.contains(
-            "2.1.72 (claude-code-2.1.72-linux), 2.1.100..2.1.110 (split), 2.1.120..2.1.130 (split), 2.1.332"
-        ),
+        err.contains("0.2.10..0.2.20 (split), 0.2.30..0.2.40 (split), "),
         "{err}"
     );
     // A range that ends before it starts is refused when the file is read.
@@ -167,7 +177,7 @@ fn between_two_ranges_of_one_launch_resolves_to_it_and_says_so() {
         &f,
         std::fs::read_to_string(&f)
             .unwrap()
-            .replace("[\"2.1.100\", \"2.1.110\"]", "[\"2.1.110\", \"2.1.100\"]"),
+            .replace("[\"0.2.10\", \"0.2.20\"]", "[\"0.2.20\", \"0.2.10\"]"),
     )
     .unwrap();
     let (c, _, err) = iec(&["launches", "--launch-file", file]);
@@ -175,7 +185,24 @@ fn between_two_ranges_of_one_launch_resolves_to_it_and_says_so() {
         (c, err.as_str()),
         (
             2,
-            "iec: launch split: version range [\"2.1.110\", \"2.1.100\"] ends before it starts\n"
+            "iec: launch split: version range [\"0.2.20\", \"0.2.10\"] ends before it starts\n"
+        )
+    );
+    // A version learned on lies inside a range.
+    std::fs::write(
+        &f,
+        std::fs::read_to_string(&f)
+            .unwrap()
+            .replace("[\"0.2.20\", \"0.2.10\"]", "[\"0.2.10\", \"0.2.20\"]")
+            .replace("\nos = ", "\nlearned_on = [\"0.2.10\", \"0.2.25\"]\nos = "),
+    )
+    .unwrap();
+    let (c, _, err) = iec(&["launches", "--launch-file", file]);
+    assert_eq!(
+        (c, err.as_str()),
+        (
+            2,
+            "iec: launch split: learned_on names \"0.2.25\", which no range of versions holds\n"
         )
     );
 }
@@ -255,11 +282,11 @@ fn the_hook_without_launch_follows_the_transcripts_version() {
         let (c, out, err) = run(
             exe,
             &["hook", "claude-code"],
-            doc(&transcript("2.1.100")).as_bytes(),
+            doc(&transcript("0.2.9")).as_bytes(),
         );
         assert_eq!((c, out.as_str()), (0, ""));
         assert!(
-            err.starts_with("iec hook: Claude Code 2.1.100 (from its transcript): claude-code@2.1.100 on linux is in no learned version range;")
+            err.starts_with("iec hook: Claude Code 0.2.9 (from its transcript): claude-code@0.2.9 on linux is in no learned version range;")
                 && err.ends_with("; the call is passed through unchanged (give --launch to choose one)\n"),
             "{err}"
         );

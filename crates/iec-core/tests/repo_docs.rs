@@ -204,7 +204,7 @@ fn every_variable_the_product_reads_by_name_is_in_the_table() {
                     .chars()
                     .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
                     .collect();
-                let cargo_own = name.starts_with("CARGO_") || name == "OUT_DIR";
+                let cargo_own = name.starts_with("CARGO_") || name == "CARGO" || name == "OUT_DIR";
                 if !name.is_empty()
                     && rest[name.len()..].starts_with('"')
                     && !cargo_own

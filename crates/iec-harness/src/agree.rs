@@ -5,8 +5,9 @@
 //! harness equal the direct `bash -c` run's (for a payload that does not start with `argvprobe`:
 //! when the tool result's text equals the direct run's stdout, both trimmed at the end),
 //! `diverges` otherwise, and `unknown` when the probe ran neither through the harness nor
-//! directly. A tool result carrying `InputValidationError` is hop `tool-input`, mechanism `other`,
-//! loud.
+//! directly. A tool result carrying `InputValidationError`, or any error tool result of a call
+//! that reached no shell of the harness (a refusal by the harness's own rules), is hop
+//! `tool-input`, mechanism `other`, loud.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -139,23 +140,27 @@ fn shape(payload: &str, recs: Vec<Vec<String>>) -> Vec<Vec<String>> {
     if !payload.contains("$$") {
         return recs;
     }
-    let norm = |s: &String| {
-        let mut out = String::new();
-        let mut in_digits = false;
-        for c in s.chars() {
-            if c.is_ascii_digit() {
-                if !in_digits {
-                    out.push_str("<n>");
-                }
-                in_digits = true;
-            } else {
-                in_digits = false;
-                out.push(c);
+    recs.into_iter()
+        .map(|r| r.iter().map(|s| digit_runs(s)).collect())
+        .collect()
+}
+
+/// `s` with every run of digits written `<n>`.
+fn digit_runs(s: &str) -> String {
+    let mut out = String::new();
+    let mut in_digits = false;
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push_str("<n>");
             }
+            in_digits = true;
+        } else {
+            in_digits = false;
+            out.push(c);
         }
-        out
-    };
-    recs.into_iter().map(|r| r.iter().map(norm).collect()).collect()
+    }
+    out
 }
 
 /// A tool result's text without the `<system-reminder>…</system-reminder>` blocks Claude Code
@@ -172,6 +177,26 @@ pub fn strip_reminders(content: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The output of a piped payload that the direct run printed and the harness's tool result
+/// lacks: `(direct stdout, tool result)`. The probes' argv can be the same while a pipe's reader
+/// read something else (a `< /dev/null` put on `cat` in `argvprobe x | cat` replaces the pipe,
+/// and `cat` prints nothing); the outputs tell. `None` where the payload has no pipe, the
+/// direct run printed nothing, or the harness gave no tool result.
+fn lost_pipe_output(r: &PayloadResult) -> Option<(String, String)> {
+    if !r.payload.contains('|') {
+        return None;
+    }
+    let want = r.direct.stdout.trim_end();
+    let got = strip_reminders(&r.tool_result.as_ref()?.content);
+    // The shell's pid differs between the runs where the payload prints `$$` (as in [`shape`]).
+    let digits = |s: &str| match r.payload.contains("$$") {
+        true => digit_runs(s),
+        false => s.to_string(),
+    };
+    (!want.is_empty() && !digits(&got).contains(&digits(want)))
+        .then(|| (want.to_string(), got.trim_end().to_string()))
 }
 
 /// Derives the observed verdict of one harness result.
@@ -195,10 +220,15 @@ pub fn observe(id: &str, r: &PayloadResult) -> Observed {
     };
     // A probe call anywhere in the command (`true && argvprobe …`): its argv records decide.
     let is_probe = r.payload.contains("argvprobe");
-    let validation = r
-        .tool_result
-        .as_ref()
-        .is_some_and(|t| t.is_error && t.content.contains("InputValidationError"));
+    // The harness refused the call before any shell ran: its input validation, or a rule of its
+    // own (Claude Code from 2.1.317 on refuses, even with permissions bypassed, a command "it
+    // can't be sure it read the way the shell will"), while the direct run ran it.
+    let nothing_ran = r.outer.is_none() && r.bash_strings.is_empty() && r.probe.is_empty();
+    let validation = r.tool_result.as_ref().is_some_and(|t| {
+        t.is_error
+            && (t.content.contains("InputValidationError")
+                || (nothing_ran && !r.direct.bash_strings.is_empty()))
+    });
     // A change of the text: attributed from the outer text, classified by how `got` differs
     // from `want`, silent when the call did not fail.
     let changed = |want: String, got: String| {
@@ -219,7 +249,10 @@ pub fn observe(id: &str, r: &PayloadResult) -> Observed {
         if r.probe.is_empty() && r.direct.probe.is_empty() {
             ("unknown", None)
         } else if shape(&r.payload, argvs(&r.probe)) == shape(&r.payload, argvs(&r.direct.probe)) {
-            ("corresponds", None)
+            match lost_pipe_output(r) {
+                Some((want, got)) => changed(want, got),
+                None => ("corresponds", None),
+            }
         } else {
             changed(join_argvs(&r.direct.probe), join_argvs(&r.probe))
         }
@@ -449,5 +482,61 @@ pub fn observed_line(o: &Observed) -> String {
             o.command
         ),
         None => format!("{} {}  {:?}", o.id, o.verdict, o.command),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::DirectRun;
+    use crate::probe::ProbeRecord;
+    use crate::server::ToolResult;
+
+    /// A piped probe payload whose probe saw `argv` in both runs, the direct run printing
+    /// `direct` and the harness answering `harness`.
+    fn result(payload: &str, direct: &str, harness: &str) -> PayloadResult {
+        let probe = vec![ProbeRecord {
+            argv: vec!["x".into()],
+            hex: vec!["78".into()],
+        }];
+        PayloadResult {
+            payload: payload.into(),
+            emitted: payload.into(),
+            echoed: None,
+            outer: Some(format!("eval '{payload}' \\< /dev/null")),
+            bash_strings: vec![],
+            probe: probe.clone(),
+            hook_input: None,
+            tool_result: Some(ToolResult {
+                tool_use_id: "t".into(),
+                is_error: false,
+                content: harness.into(),
+            }),
+            direct: DirectRun {
+                bash_strings: vec![],
+                probe,
+                stdout: direct.into(),
+                stderr: String::new(),
+                exit_code: Some(0),
+                timed_out: false,
+            },
+        }
+    }
+
+    #[test]
+    fn a_pipe_whose_reader_lost_its_input_diverges_though_the_argv_is_the_same() {
+        // 2.1.5 to 2.1.40 append `< /dev/null` to a piped text with a backquote: `cat` reads
+        // /dev/null instead of the pipe and prints nothing.
+        let out = "{\"argv\":[\"x\"]}\n";
+        let lost = observe("p", &result("argvprobe x | cat", out, ""));
+        assert_eq!(lost.verdict, "diverges");
+        let kept = observe("p", &result("argvprobe x | cat", out, out.trim_end()));
+        assert_eq!(kept.verdict, "corresponds");
+        // Without a pipe the argv alone decides (the output may carry the harness's notes).
+        let plain = observe("p", &result("argvprobe x", out, ""));
+        assert_eq!(plain.verdict, "corresponds");
+        // The shell's pid differs between the runs: digits are compared as digits.
+        let pid = observe("p", &result("argvprobe x $$ | cat", "PID 123\n", "PID 45678"));
+        assert_eq!(pid.verdict, "corresponds");
     }
 }

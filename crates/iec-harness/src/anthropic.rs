@@ -6,7 +6,10 @@
 //! `tool_result` blocks in its messages: turn `k < n` answers one `tool_use` block
 //! `{"command": script.commands[k]}` for that tool with id `toolu_iec_<k>` and
 //! `stop_reason: "tool_use"`; turn `n` answers `script.final_text` with `end_turn`; a side request
-//! gets the side text.
+//! gets the side text. **Warm-up.** Claude Code 2.0.77 to 2.1.2 start each built-in subagent
+//! once at launch with the prompt `Warmup` (its tools, Bash among them, offered; every tool call
+//! denied with the message `Warmup`): such a request is a side request, else it would take the
+//! script's turns and its denied calls would stand for the main loop's.
 
 use std::sync::Arc;
 
@@ -101,9 +104,37 @@ pub fn shell_tool_name(body: &Value) -> Option<String> {
         .map(|s| s.to_string())
 }
 
+/// Whether a request is a subagent's warm-up: its first message is the user's `Warmup` (a text,
+/// or a text block beside the harness's reminders; Claude Code 2.0.77's
+/// `Ts.call({prompt:"Warmup",…})` for each built-in agent, started at launch).
+pub fn is_warmup(body: &Value) -> bool {
+    let Some(first) = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.first())
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+    else {
+        return false;
+    };
+    match first.get("content") {
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .any(|p| p.get("text").and_then(Value::as_str).map(str::trim) == Some("Warmup")),
+        c => content_text(c).trim() == "Warmup",
+    }
+}
+
+/// The shell tool of a main-loop request: [`shell_tool_name`], unless the request is a warm-up.
+fn main_loop_shell_tool(body: &Value) -> Option<String> {
+    if is_warmup(body) {
+        return None;
+    }
+    shell_tool_name(body)
+}
+
 /// `POST /v1/messages`.
 async fn messages(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
-    let (value, main) = read_request((&inner, &method, &uri, &body), shell_tool_name, |b| {
+    let (value, main) = read_request((&inner, &method, &uri, &body), main_loop_shell_tool, |b| {
         tool_results(b).len()
     });
     let reply = match inner.answer(main, || inner.script.side_text.clone()).await {

@@ -46,13 +46,17 @@ fn target_triple() -> (&'static str, &'static str) {
 /// `bin/codex.js` only finds this file and `execve`s it; running it directly needs no node.
 pub fn installed_codex(dir: &Path) -> Option<Launcher> {
     let (pkg, triple) = target_triple();
-    let bin = dir
-        .join("node_modules/@openai")
-        .join(pkg)
-        .join("vendor")
-        .join(triple)
-        .join("bin/codex");
-    bin.is_file().then(|| Launcher::for_bin(&bin))
+    let scope = dir.join("node_modules/@openai");
+    // The platform package (`@openai/codex-linux-x64`: `bin/codex` in 0.171, `codex/codex` in
+    // 0.12x), else the binary vendored in the main package itself (up to 0.7x).
+    [
+        scope.join(pkg).join("vendor").join(triple).join("bin/codex"),
+        scope.join(pkg).join("vendor").join(triple).join("codex/codex"),
+        scope.join("codex/vendor").join(triple).join("codex/codex"),
+    ]
+    .into_iter()
+    .find(|b| b.is_file())
+    .map(|b| Launcher::for_bin(&b))
 }
 
 /// Installs `@openai/codex@<version>` (with its optional platform package, which holds the
@@ -60,7 +64,7 @@ pub fn installed_codex(dir: &Path) -> Option<Launcher> {
 /// run, and returns how to launch the native binary.
 pub fn install_codex(version: &str) -> anyhow::Result<Launcher> {
     let missing = format!(
-        "its platform package @openai/{} has no native binary",
+        "neither its platform package @openai/{} nor its own vendor directory has a native binary (a release of the TypeScript CLI, which iec does not drive, or of another layout)",
         target_triple().0
     );
     let (dir, spec) = npm::pinned_harness("Codex", "@openai/codex", version)?;
@@ -194,6 +198,27 @@ pub fn run_document(version: &str, observed: &[Observed]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_native_binary_is_found_in_either_layout() {
+        let (pkg, triple) = target_triple();
+        assert!(installed_codex(tempfile::tempdir().unwrap().path()).is_none());
+        // Up to 0.7x vendored in the main package; the platform package's `codex/codex` in 0.12x
+        // and `bin/codex` later.
+        for (package, inner) in [("codex", "codex/codex"), (pkg, "codex/codex"), (pkg, "bin/codex")] {
+            let dir = tempfile::tempdir().unwrap();
+            let bin = dir
+                .path()
+                .join("node_modules/@openai")
+                .join(package)
+                .join("vendor")
+                .join(triple)
+                .join(inner);
+            std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+            std::fs::write(&bin, "").unwrap();
+            assert!(installed_codex(dir.path()).is_some(), "{}", bin.display());
+        }
+    }
 
     #[test]
     fn output_and_command() {

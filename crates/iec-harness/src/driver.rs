@@ -106,28 +106,49 @@ pub fn install_claude_code(version: &str) -> anyhow::Result<Launcher> {
 struct ClaudeCode<'a> {
     hook_witness: bool,
     hook_command: Option<&'a str>,
+    permissions: Permissions,
 }
+
+/// How the launch lets the Bash tool run without asking (headless, nobody answers a prompt).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Permissions {
+    /// `--dangerously-skip-permissions` (as root with `IS_SANDBOX=1`, which the versions from
+    /// 1.0.44 on honour).
+    Bypass,
+    /// `--allowedTools Bash`: an allow rule for the whole tool, what a root user of a version
+    /// that refuses the bypass flag as root whatever the environment (1.0.0 to 1.0.43) has.
+    AllowBash,
+}
+
+/// What Claude Code prints when it refuses the bypass flag as root.
+const ROOT_REFUSAL: &str = "--dangerously-skip-permissions cannot be used with root/sudo privileges";
 
 impl Driver for ClaudeCode<'_> {
     fn prepare(&self, sb: &Sandbox, base_url: &str) -> anyhow::Result<Invocation> {
         install_hooks(sb, self.hook_witness, self.hook_command)?;
+        // Releases before the shell snapshot (1.0.44 to 1.0.6x) run `bash -c -l`: a login
+        // shell, whose `/etc/profile` sets PATH anew and loses the probe.
+        sb.probe_first_in_login_profile()?;
         Ok(Invocation {
-            args: [
-                "-p",
-                "go",
-                "--dangerously-skip-permissions",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-            ]
-            .map(OsString::from)
-            .to_vec(),
+            args: ["-p", "go"]
+                .iter()
+                .chain(match self.permissions {
+                    Permissions::Bypass => &["--dangerously-skip-permissions"][..],
+                    Permissions::AllowBash => &["--allowedTools", "Bash"][..],
+                })
+                .chain(&["--output-format", "stream-json", "--verbose"])
+                .map(OsString::from)
+                .collect(),
             env: vec![
                 ("ANTHROPIC_BASE_URL", base_url.into()),
                 ("ANTHROPIC_API_KEY", "sk-test".into()),
                 ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
                 ("DISABLE_AUTOUPDATER", "1".into()),
                 ("IS_SANDBOX", "1".into()),
+                // 2.1.69 defers every tool, Bash too, behind its ToolSearch tool (the model
+                // would load Bash first); `false` is the user's setting that offers the tools
+                // themselves, as every other version does by default.
+                ("ENABLE_TOOL_SEARCH", "false".into()),
             ],
         })
     }
@@ -183,11 +204,32 @@ fn install_hooks(sb: &Sandbox, witness: bool, extra: Option<&str>) -> anyhow::Re
     Ok(())
 }
 
-/// Runs one harness launch with all payloads, then each payload directly.
+/// Runs one harness launch with all payloads, then each payload directly. With
+/// `--dangerously-skip-permissions`, unless this version refused it as root before; a version
+/// that refuses it (it asked the model nothing) is launched again with `--allowedTools Bash`.
 pub fn run_claude_code_with(opts: &RunOptions) -> anyhow::Result<HarnessRun> {
-    let driver = ClaudeCode {
+    static REFUSES_BYPASS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let key = format!("{}|{:?}", opts.launch.version, opts.launch.bin);
+    let known = REFUSES_BYPASS.lock().unwrap().contains(&key);
+    let mut driver = ClaudeCode {
         hook_witness: opts.hook_witness,
         hook_command: opts.hook_command.as_deref(),
+        permissions: if known {
+            Permissions::AllowBash
+        } else {
+            Permissions::Bypass
+        },
     };
+    let run = launch(&opts.launch, install_claude_code, &driver)?;
+    if known || !refused_bypass_as_root(&run) {
+        return Ok(run);
+    }
+    REFUSES_BYPASS.lock().unwrap().push(key);
+    driver.permissions = Permissions::AllowBash;
     launch(&opts.launch, install_claude_code, &driver)
+}
+
+/// The launch ended on the root refusal of the bypass flag before any request.
+fn refused_bypass_as_root(run: &HarnessRun) -> bool {
+    run.requests.is_empty() && run.stderr.contains(ROOT_REFUSAL)
 }

@@ -75,10 +75,18 @@ impl GeminiOptions {
     }
 }
 
-/// The launcher inside an installed `gemini-cli-<ver>` directory, if complete: `node
-/// bundle/gemini.js`.
+/// The launcher inside an installed `gemini-cli-<ver>` directory, if complete: the script the
+/// package's `bin.gemini` names (`bundle/gemini.js`; `dist/index.js` in the 0.1.x releases,
+/// which are not bundled), run by node.
 pub fn installed_gemini_cli(dir: &Path) -> Option<Launcher> {
-    let js = dir.join("node_modules/@google/gemini-cli/bundle/gemini.js");
+    let pkg = dir.join("node_modules/@google/gemini-cli");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(pkg.join("package.json")).ok()?).ok()?;
+    let bin = match &manifest["bin"] {
+        Value::String(s) => s.clone(),
+        b => b["gemini"].as_str()?.to_string(),
+    };
+    let js = pkg.join(bin);
     js.is_file().then(|| Launcher::for_bin(&js))
 }
 
@@ -92,7 +100,7 @@ pub fn install_gemini_cli(version: &str) -> anyhow::Result<Launcher> {
         &spec,
         &[&[]],
         installed_gemini_cli,
-        "it has no bundle/gemini.js",
+        "it has no script at its package.json's `bin.gemini`",
     )
 }
 
@@ -218,4 +226,33 @@ pub fn run_observed(spec: &RunSpec, payloads: &[Payload]) -> anyhow::Result<Vec<
 /// The `iec harness run` document for Gemini CLI.
 pub fn run_document(version: &str, observed: &[Observed]) -> Value {
     json!({"harness": "gemini-cli", "version": version, "payloads": observed})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_launcher_is_the_script_package_json_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("node_modules/@google/gemini-cli");
+        std::fs::create_dir_all(pkg.join("dist")).unwrap();
+        // 0.1.x: not bundled, `bin` points into `dist/`.
+        std::fs::write(
+            pkg.join("package.json"),
+            r#"{"bin": {"gemini": "dist/index.js"}}"#,
+        )
+        .unwrap();
+        assert!(
+            installed_gemini_cli(dir.path()).is_none(),
+            "the script is not there yet"
+        );
+        std::fs::write(pkg.join("dist/index.js"), "").unwrap();
+        assert!(installed_gemini_cli(dir.path()).is_some());
+        // A `bin` string, and a manifest that is not JSON.
+        std::fs::write(pkg.join("package.json"), r#"{"bin": "bundle/gemini.js"}"#).unwrap();
+        assert!(installed_gemini_cli(dir.path()).is_none());
+        std::fs::write(pkg.join("package.json"), "{").unwrap();
+        assert!(installed_gemini_cli(dir.path()).is_none());
+    }
 }

@@ -19,7 +19,9 @@ use serde_json::Value;
 
 use crate::agree::RunSpec;
 use crate::probe::{self, ProbeRecord, PROBE_LOG_ENV};
-use crate::server::{RecordedRequest, ReplayHandle, ReplayServer, Script, ToolResult};
+use crate::server::{
+    echoed_input_in, tool_result_in, RecordedRequest, ReplayHandle, ReplayServer, Script, ToolResult,
+};
 
 /// Environment variable naming the bash witness log (the `BASH_ENV` file appends to it).
 pub const BASH_LOG_ENV: &str = "IEC_BASH_ENV_LOG";
@@ -87,6 +89,10 @@ pub struct LaunchOptions {
     pub probe: Option<PathBuf>,
     /// The replay model's thinking time before each tool call (see [`Script::think`]).
     pub think: Duration,
+    /// The harness's working directory, the caller's (kept after the run): e.g. a folder whose
+    /// subfolders the calls `cd` into and whose final state the caller observes. `None`: the
+    /// sandbox's private `work/`. The direct reference runs stay in `work/` either way.
+    pub work_dir: Option<PathBuf>,
 }
 
 impl LaunchOptions {
@@ -99,6 +105,7 @@ impl LaunchOptions {
             timeout: Duration::from_secs(120),
             probe: None,
             think: Duration::ZERO,
+            work_dir: None,
         }
     }
 
@@ -586,6 +593,11 @@ fn turn_windows(
 /// Runs `payload` directly as `bash -c PAYLOAD` in the sandbox, with the same witnesses (the
 /// logs are truncated first).
 fn direct_run(sb: &Sandbox, payload: &str, k: usize, timeout: Duration) -> anyhow::Result<DirectRun> {
+    if payload.contains('\0') {
+        // No process can receive it (an execve argument ends at a NUL): the reference run is
+        // this payload's result, not the batch's end (red team round 7).
+        return Ok(unrunnable(payload));
+    }
     sb.truncate_logs()?;
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
@@ -603,6 +615,21 @@ fn direct_run(sb: &Sandbox, payload: &str, k: usize, timeout: Duration) -> anyho
         exit_code: d.exit_code,
         timed_out: d.timed_out,
     })
+}
+
+/// The reference run of a payload that `bash -c` cannot be given: a NUL byte.
+pub(crate) fn unrunnable(payload: &str) -> DirectRun {
+    let at = payload.find('\0').unwrap_or(0);
+    DirectRun {
+        bash_strings: vec![],
+        probe: vec![],
+        stdout: String::new(),
+        stderr: format!(
+            "not run: the text holds a NUL byte (at byte {at}), which no execve argument can carry, so `bash -c` cannot receive it"
+        ),
+        exit_code: None,
+        timed_out: false,
+    }
 }
 
 /// The `command` string of a call's arguments (Claude Code's and Gemini CLI's shell tools).
@@ -664,7 +691,7 @@ pub(crate) fn launch(
     let mut cmd = Command::new(&launcher.program);
     cmd.args(&launcher.prefix_args)
         .args(&how.args)
-        .current_dir(&sb.cwd)
+        .current_dir(opts.work_dir.as_deref().unwrap_or(&sb.cwd))
         .env_clear()
         .envs(sb.env())
         .envs(how.env);
@@ -675,9 +702,9 @@ pub(crate) fn launch(
     let requests = server.requests();
     let unknown_paths = server.unknown_paths();
     let n = opts.payloads.len();
-    let tool_results: Vec<Option<ToolResult>> = (0..n).map(|k| server.tool_result(k)).collect();
+    let tool_results: Vec<Option<ToolResult>> = (0..n).map(|k| tool_result_in(&requests, k)).collect();
     let echoed: Vec<Option<String>> = (0..n)
-        .map(|k| server.echoed_input(k).and_then(|v| driver.command_of(&v)))
+        .map(|k| echoed_input_in(&requests, k).and_then(|v| driver.command_of(&v)))
         .collect();
     server.shutdown();
 

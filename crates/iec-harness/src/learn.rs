@@ -36,6 +36,12 @@ use crate::agree::{predict, RunSpec};
 use crate::harness::{Harness, CLAUDE_CODE};
 use crate::launch::{HarnessRun, PayloadResult};
 
+/// The start of an error that says the harness ran but the learner cannot describe what it did
+/// (a rendering it has no port of, a wrapper shape a launch file cannot hold): a limit of the
+/// learner, not of the harness. `crates/iec-lab/scripts/catalog-sweep` lists such versions under
+/// this reason kind, apart from the ones that cannot be driven.
+pub const UNSUPPORTED: &str = "learner-unsupported: ";
+
 /// What a marker is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -178,6 +184,13 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
         "$, backticks and arithmetic, quoted and live",
         false,
         &simple(|t| format!("argvprobe {t} '$HOME' \"\\$HOME\" '`date`' \"$((1+2))\"")),
+    );
+    add(
+        "param",
+        Rendering,
+        "$NAME and ${…} in single quotes, no backtick or $( beside them",
+        false,
+        &simple(|t| format!("argvprobe {t} '$HOME' 'a${{b}}c'")),
     );
     add(
         "special",
@@ -616,12 +629,12 @@ impl Paths {
             out = o;
         }
         if let Some(snap) = &self.snapshot {
-            out = out.replace(snap.as_str(), "{{snapshot}}");
+            out = replace_path(&out, snap, "{{snapshot}}");
         }
         let mut tmps = self.tmp.clone();
         tmps.sort_by_key(|t| std::cmp::Reverse(t.len()));
         for t in &tmps {
-            out = out.replace(t.as_str(), "{{tmp}}");
+            out = replace_path(&out, t, "{{tmp}}");
         }
         out
     }
@@ -636,6 +649,27 @@ impl Paths {
             .find(|p| !p.is_empty() && s.contains(p.as_str()))
             .cloned()
     }
+}
+
+/// `s` with each occurrence of the path `path` that is a whole path or a leading part of one
+/// (the next character ends the path or is `/`) written as `with`. Claude Code from 2.1.154 on
+/// gives its shell `TMPDIR=<tmp>/claude-0` (0: the uid) and still writes its cwd file as
+/// `<tmp>/claude-XXXX-cwd`: where XXXX starts with 0, a plain text replacement would eat it.
+fn replace_path(s: &str, path: &str, with: &str) -> String {
+    if path.is_empty() {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(path) {
+        let after = &rest[i + path.len()..];
+        let ends = after.is_empty() || after.starts_with('/') || path_end(after) == 0;
+        out.push_str(&rest[..i]);
+        out.push_str(if ends { with } else { path });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// File names under `{{tmp}}/` masked (they change from call to call: `claude-XXXX-cwd`).
@@ -836,10 +870,18 @@ pub fn learn_from_run_with(
     let by_id = |id: &str| seen.iter().find(|s| s.m.id == id).expect("marker");
     let plain = by_id("plain");
     let Some(plain_outer) = plain.outer.clone() else {
+        let said = run
+            .stderr
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
         bail!(
-            "the plain marker {:?} reached no bash of the harness (tool result: {:?}); nothing to learn from",
+            "the plain marker {:?} reached no bash of the harness (tool result: {:?}; the harness exited {:?} after {} requests to the model; its last stderr line: {said:?}); nothing to learn from",
             plain.m.command,
-            plain.r.tool_result
+            plain.r.tool_result,
+            run.exit_code,
+            run.requests.len(),
         );
     };
     let env = read_environment(by_id("env"))?;
@@ -990,7 +1032,7 @@ fn learn_paths(env: &Environment, plain_outer: &str) -> anyhow::Result<Paths> {
         }
     }
     if under_home.len() > 1 {
-        bail!("the wrapper names more than one path under HOME ({under_home:?}); which is the snapshot?");
+        bail!("{UNSUPPORTED}the wrapper names more than one path under HOME ({under_home:?}); which is the snapshot?");
     }
     Ok(Paths {
         home,
@@ -1056,7 +1098,7 @@ fn learn_template(seen: &[Seen], plain: &Seen, plain_outer: &str, paths: &Paths)
     }
     if candidates.is_empty() {
         bail!(
-            "no known rendering ({}) of {:?} occurs in the wrapper text {:?}",
+            "{UNSUPPORTED}no ported rendering ({}) of {:?} occurs in the wrapper text {:?}",
             render::PAYLOADS.join(", "),
             plain.m.command,
             norm_plain
@@ -1084,7 +1126,7 @@ fn learn_template(seen: &[Seen], plain: &Seen, plain_outer: &str, paths: &Paths)
     let stable: Vec<String> = names_seen.iter().map(|v| stable_name(v)).collect();
     chosen.template = rename_tmp(&chosen.template, &stable);
     if let Some(p) = paths.leftover(&chosen.template) {
-        bail!("the wrapper template still names a path of the run ({p}) that a launch has no placeholder for: {:?}", chosen.template);
+        bail!("{UNSUPPORTED}the wrapper template still names a path of the run ({p}) that a launch has no placeholder for: {:?}", chosen.template);
     }
     Ok(Template {
         candidates,
@@ -1146,10 +1188,10 @@ fn choose(seen: &[Seen], candidates: &[Candidate], paths: &Paths) -> anyhow::Res
                     iec_core::byte_diff(mask(&c.fill(&bad.m.command)).as_bytes(), mask(&actual).as_bytes())
                 ));
             }
-            bail!("no known rendering reproduces every marker's wrapper text:{why}");
+            bail!("{UNSUPPORTED}no ported rendering reproduces every marker's wrapper text:{why}");
         }
         many => bail!(
-            "the markers do not tell these renderings apart: {:?}",
+            "{UNSUPPORTED}the markers do not tell these renderings apart: {:?}",
             many.iter()
                 .map(|c| (&c.steps, c.rendering, &c.template))
                 .collect::<Vec<_>>()
@@ -1200,7 +1242,7 @@ fn learn_second_parse(chosen: &Candidate, plain: &Seen, env: &Environment) -> an
     );
     let Some(rest) = eval_text.strip_prefix(&plain.m.command) else {
         bail!(
-            "the slot's words {words:?} expand to {eval_text:?}, which does not start with the command {:?}",
+            "{UNSUPPORTED}the slot's words {words:?} expand to {eval_text:?}, which does not start with the command {:?}",
             plain.m.command
         );
     };
@@ -1222,7 +1264,7 @@ fn learn_second_parse(chosen: &Candidate, plain: &Seen, env: &Environment) -> an
             note: format!("a second bash received {eval_text:?} as its -c text (inner shell)"),
         })
     } else {
-        bail!("the quoted command ran, but neither in the wrapper's shell nor in a logged inner bash (cmdline {cmdline:?})");
+        bail!("{UNSUPPORTED}the quoted command ran, but neither in the wrapper's shell nor in a logged inner bash (cmdline {cmdline:?})");
     }
 }
 
@@ -1259,7 +1301,7 @@ fn learn_spawn(run: &HarnessRun, env: &Environment, paths: &Paths) -> anyhow::Re
         .map(|(i, _)| i)
         .collect();
     if wrapper_at.len() != 1 {
-        bail!("the shell's argv {spawned:?} does not hold the wrapper text exactly once");
+        bail!("{UNSUPPORTED}the shell's argv {spawned:?} does not hold the wrapper text exactly once");
     }
     let argv0 = spawned.first().cloned().unwrap_or_default();
     let invocation = iec_launches::invocation::bash_invocation(&argv0, &spawned[1..])
@@ -1272,7 +1314,7 @@ fn learn_spawn(run: &HarnessRun, env: &Environment, paths: &Paths) -> anyhow::Re
     );
     anyhow::ensure!(
         !invocation.interactive,
-        "the harness starts an interactive bash ({spawned:?}); a launch does not model that"
+        "{UNSUPPORTED}the harness starts an interactive bash ({spawned:?}); a launch does not model that"
     );
     let argv: Vec<String> = spawned
         .iter()
@@ -1286,7 +1328,7 @@ fn learn_spawn(run: &HarnessRun, env: &Environment, paths: &Paths) -> anyhow::Re
         })
         .collect();
     if let Some(p) = argv.iter().find_map(|a| paths.leftover(a)) {
-        bail!("the shell's argv {argv:?} names a path of the run ({p})");
+        bail!("{UNSUPPORTED}the shell's argv {argv:?} names a path of the run ({p})");
     }
     Ok(Spawn {
         argv,
@@ -1311,9 +1353,11 @@ fn shell_of(argv0: &str) -> anyhow::Result<&'static str> {
         {
             Some("bash") => "bash",
             Some("dash") => "dash",
-            other => bail!("the harness runs {argv0} ({other:?}), which is neither bash nor dash"),
+            other => {
+                bail!("{UNSUPPORTED}the harness runs {argv0} ({other:?}), which is neither bash nor dash")
+            }
         },
-        other => bail!("the harness runs {argv0} ({other}), which is neither bash nor dash"),
+        other => bail!("{UNSUPPORTED}the harness runs {argv0} ({other}), which is neither bash nor dash"),
     })
 }
 
@@ -1360,7 +1404,7 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         (None, Some(msg_of("lf")))
     } else {
         bail!(
-            "the harness refuses {rejected_controls:?} and accepts {accepted_controls:?}: no launch validation rule says that"
+            "{UNSUPPORTED}the harness refuses {rejected_controls:?} and accepts {accepted_controls:?}: no launch validation rule says that"
         );
     };
     let subst = by_id("subst");
@@ -1372,7 +1416,7 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         .collect();
     if !subst_refusals.is_empty() && subst_refusals.iter().any(|s| s.rejected != subst.rejected) {
         bail!(
-            "the harness refuses some command-substitution markers and not others: {:?}",
+            "{UNSUPPORTED}the harness refuses some command-substitution markers and not others: {:?}",
             seen.iter()
                 .filter(|s| substitutes(&s.m.id))
                 .map(|s| (&s.m.id, s.rejected.is_some()))
@@ -1528,6 +1572,15 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
     t
 }
 
+/// Whether the first divergence of `p` is the harness's `< /dev/null` replacing a command's
+/// standard input (the action reader reports the added redirection as `0<…`).
+fn replaces_stdin(p: &iec_core::CheckReport) -> bool {
+    p.first_divergence
+        .as_ref()
+        .and_then(|f| f.action.as_ref())
+        .is_some_and(|a| a.intended == "(nothing)" && a.received.starts_with("0<"))
+}
+
 /// What each marker showed, and whether `iec check` on the learned `launch` agrees with it.
 fn evidence(
     h: &dyn Harness,
@@ -1560,7 +1613,11 @@ fn evidence(
             MarkerKind::Rendering | MarkerKind::Context | MarkerKind::Control => {
                 let o = h.observe(&s.m.id, s.r);
                 let p = predict(launch, &s.m.command)?;
-                Some((p.verdict.as_str() == "corresponds") == (o.verdict == "corresponds"))
+                // The markers observe argv; a stdin contract that replaces a command's input
+                // (2.0.76 puts `< /dev/null` on a pipe's reader) changes what it reads, which
+                // no argv shows: such a marker is not judged either way.
+                (!replaces_stdin(&p))
+                    .then(|| (p.verdict.as_str() == "corresponds") == (o.verdict == "corresponds"))
             }
             _ => None,
         };
@@ -1679,6 +1736,31 @@ mod tests {
             "InputValidationError: command contains control characters"
         );
         assert_eq!(rejection_message(" plain error "), "plain error");
+    }
+
+    #[test]
+    fn paths_are_replaced_whole() {
+        let t = "/r/tmp";
+        let shell_tmp = "/r/tmp/claude-0";
+        let p = Paths {
+            home: vec!["/r/home".into()],
+            tmp: vec![t.into(), shell_tmp.into()],
+            forbidden: vec![],
+            snapshot: Some("/r/home/.claude/snap.sh".into()),
+            install: None,
+        };
+        // Claude Code 2.1.154: TMPDIR=<tmp>/claude-0, cwd file <tmp>/claude-0106-cwd.
+        assert_eq!(
+            p.norm(
+                "source /r/home/.claude/snap.sh && eval x < /dev/null && pwd -P >| /r/tmp/claude-0106-cwd"
+            ),
+            "source {{snapshot}} && eval x < /dev/null && pwd -P >| {{tmp}}/claude-0106-cwd"
+        );
+        assert_eq!(
+            p.norm("cd /r/tmp/claude-0; ls /r/tmp/claude-0/x '/r/tmp'"),
+            "cd {{tmp}}; ls {{tmp}}/x '{{tmp}}'"
+        );
+        assert_eq!(replace_path("/r/tmpx /r/tmp", "/r/tmp", "T"), "/r/tmpx T");
     }
 
     #[test]

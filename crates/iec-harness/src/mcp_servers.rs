@@ -312,6 +312,9 @@ fn sandbox_env(sb: &Sandbox) -> Vec<(String, String)> {
 
 /// Runs `bash -c PAYLOAD` in the sandbox with the witnesses: the reference.
 fn direct_run(sb: &Sandbox, payload: &str, timeout: Duration) -> anyhow::Result<DirectRun> {
+    if payload.contains('\0') {
+        return Ok(crate::launch::unrunnable(payload));
+    }
     sb.truncate_logs()?;
     let mut child = Command::new("bash")
         .arg("-c")

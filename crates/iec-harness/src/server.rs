@@ -246,19 +246,13 @@ impl ReplayHandle {
     /// The tool result the harness sent back for the script's call `k` (from the first recorded
     /// request that carries it).
     pub fn tool_result(&self, k: usize) -> Option<ToolResult> {
-        let requests = self.requests();
-        anthropic::tool_result(&requests, k)
-            .or_else(|| openai::tool_result(&requests, k))
-            .or_else(|| gemini_api::tool_result(&requests, k))
+        tool_result_in(&self.requests(), k)
     }
 
     /// The `input` of the script's tool call `k` as the harness echoed it back in the assistant
     /// turn of a later request (the harness's own record of what the model emitted).
     pub fn echoed_input(&self, k: usize) -> Option<Value> {
-        let requests = self.requests();
-        openai::echoed_arguments(&requests, k)
-            .or_else(|| gemini_api::echoed_arguments(&requests, k))
-            .or_else(|| anthropic::echoed_input(&requests, k))
+        echoed_input_in(&self.requests(), k)
     }
 
     /// Stops the server and waits for its thread.
@@ -280,6 +274,22 @@ impl Drop for ReplayHandle {
     fn drop(&mut self) {
         self.stop_now();
     }
+}
+
+/// [`ReplayHandle::tool_result`] over `requests` (taken once with [`ReplayHandle::requests`]:
+/// every request carries the whole conversation, so a copy per call grows with the cube of the
+/// calls).
+pub fn tool_result_in(requests: &[RecordedRequest], k: usize) -> Option<ToolResult> {
+    anthropic::tool_result(requests, k)
+        .or_else(|| openai::tool_result(requests, k))
+        .or_else(|| gemini_api::tool_result(requests, k))
+}
+
+/// [`ReplayHandle::echoed_input`] over `requests` (see [`tool_result_in`]).
+pub fn echoed_input_in(requests: &[RecordedRequest], k: usize) -> Option<Value> {
+    openai::echoed_arguments(requests, k)
+        .or_else(|| gemini_api::echoed_arguments(requests, k))
+        .or_else(|| anthropic::echoed_input(requests, k))
 }
 
 pub(crate) fn record(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes, role: String) -> Value {

@@ -1,5 +1,6 @@
 //! `iec harness learn` against real Claude Code: the launch learned from marker payloads for
-//! 2.1.332 predicts the real runs of the same 300 generated hazard payloads as
+//! 2.1.332 predicts the real runs of a third of the 300 generated hazard payloads (a new third
+//! each UTC day, `IEC_LEARN_HAZARDS=all` for all) of
 //! `tests/agreement.rs` (100% verdict agreement), and what learning found is asserted: 2.1.332
 //! single-quotes the command for eval and rejects control characters, 2.1.72 renders it with
 //! shell-quote (so the same `!` marker arrives as `\!`) and rejects nothing; both spawn
@@ -17,9 +18,15 @@ use iec_harness::hazard_payloads;
 use iec_harness::learn::{learn, Evidence, Learned, MarkerKind};
 use support::spec;
 
-/// The 300 hazard payloads of `tests/agreement.rs`.
+/// A third of the 300 hazard payloads of `tests/agreement.rs` (which runs all 300 through the
+/// same versions), a new third every UTC day (`IEC_ROTATION`); `IEC_LEARN_HAZARDS=all` (or a
+/// count) takes more.
 fn payloads() -> Vec<Payload> {
-    support::payloads(hazard_payloads, 300, support::HAZARD_SEED)
+    let all = support::payloads(hazard_payloads, 300, support::HAZARD_SEED);
+    let n = iec_testkit::rotation::count("IEC_LEARN_HAZARDS", 100, all.len());
+    let start = iec_testkit::rotation::start() % 3 * 100;
+    eprintln!("hazard payloads {start}.. ({n} of 300; IEC_LEARN_HAZARDS=all for every one)");
+    iec_testkit::rotation::pick(all, start, n)
 }
 
 fn learned(version: &str) -> Option<Learned> {
@@ -51,7 +58,7 @@ fn evidence<'a>(l: &'a Learned, marker: &str) -> &'a Evidence {
 }
 
 #[test]
-fn learned_2_1_332_launch_agrees_with_300_real_runs() {
+fn learned_2_1_332_launch_agrees_with_real_runs_of_the_hazard_payloads() {
     let Some(l) = learned("2.1.332") else { return };
     eprintln!("{}", l.toml);
     assert_eq!(l.launch.id, "claude-code-2.1.332-linux-learned");
@@ -131,7 +138,7 @@ fn learned_2_1_332_launch_agrees_with_300_real_runs() {
             .count(),
         t.elapsed().as_secs_f64()
     );
-    assert_eq!(rep.results.len(), 300);
+    assert_eq!(rep.results.len(), payloads().len());
     assert!(
         bad.is_empty(),
         "the learned launch disagrees with real runs:\n{}",
@@ -184,7 +191,7 @@ fn learning_2_1_72_finds_its_other_rendering() {
         t.elapsed().as_secs_f64()
     );
     let bad: Vec<String> = rep.disagreements().into_iter().map(agreement_line).collect();
-    assert_eq!(rep.results.len(), 300);
+    assert_eq!(rep.results.len(), payloads().len());
     assert!(
         bad.is_empty(),
         "the learned launch disagrees with real runs:\n{}",

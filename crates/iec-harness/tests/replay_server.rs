@@ -140,3 +140,49 @@ fn streams_a_tool_use_then_ends_and_records_the_tool_result() {
     assert_eq!(*turns.lock().unwrap(), [0, 1, 2]);
     handle.shutdown();
 }
+
+/// Claude Code 2.0.77 to 2.1.2 warm each built-in subagent up at launch: a request whose first
+/// message is `Warmup`, with Bash among its tools. It is a side request: it gets text, takes no
+/// turn, and its conversation's tool results are not the main loop's.
+#[test]
+fn a_subagent_warm_up_is_a_side_request() {
+    let turns = Arc::new(Mutex::new(Vec::new()));
+    let mut script = Script::commands(["argvprobe one"]);
+    let t = turns.clone();
+    script.on_turn = Some(Arc::new(move |k| t.lock().unwrap().push(k)));
+    let (addr, handle) = ReplayServer::start(script).unwrap();
+    let warmup = |content: Value, results: &[(&str, bool, &str)]| {
+        let mut v = request(true, false, results);
+        v["messages"][0]["content"] = content;
+        v
+    };
+    for content in [
+        json!("Warmup"),
+        json!([{"type": "text", "text": "<system-reminder>x</system-reminder>"}, {"type": "text", "text": "Warmup"}]),
+    ] {
+        let (status, body) = post(addr, "/v1/messages", &warmup(content.clone(), &[]));
+        assert_eq!(status, 200);
+        let msg: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(msg["content"][0]["type"], "text", "{content}");
+        assert_eq!(msg["stop_reason"], "end_turn");
+    }
+    // A warm-up whose (denied) call came back does not stand for the main loop's call 0.
+    let denied = warmup(json!("Warmup"), &[("toolu_iec_0000", true, "Warmup")]);
+    let (_, body) = post(addr, "/v1/messages", &denied);
+    let msg: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(msg["content"][0]["type"], "text");
+    // The main loop then gets call 0; its result is the one recorded.
+    let (_, body) = post(addr, "/v1/messages", &request(true, false, &[]));
+    let msg: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(msg["content"][0]["input"]["command"], "argvprobe one");
+    post(
+        addr,
+        "/v1/messages",
+        &request(true, false, &[("toolu_iec_0000", false, "one")]),
+    );
+    assert_eq!(handle.tool_result(0).unwrap().content, "one");
+    let roles: Vec<String> = handle.requests().into_iter().map(|r| r.role).collect();
+    assert_eq!(roles, ["side", "side", "side", "main:0", "main:1"]);
+    assert_eq!(*turns.lock().unwrap(), [0, 1]);
+    handle.shutdown();
+}

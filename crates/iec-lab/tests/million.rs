@@ -20,9 +20,9 @@
 //! UCRT parser reads it, must be the intended argv. On cmd.exe launches nothing may be delivered
 //! re-rendered (cmd does not read bash renderings).
 //!
-//! `IEC_REPAIR_MILLION=N` sets the number of strings (default 600),
-//! `IEC_REPAIR_MILLION_FROM=F` the index of the first (default 0: strings F..F+N, so a long
-//! run can be split into ranges), `IEC_REPAIR_MILLION_LAUNCHES=a,b` limits the launches,
+//! `IEC_REPAIR_MILLION=N` sets the number of strings (default 300),
+//! `IEC_REPAIR_MILLION_FROM=F` the index of the first (strings F..F+N, so a long run can be
+//! split into ranges; default: a new range every UTC day, the rotation of `iec-testkit`), `IEC_REPAIR_MILLION_LAUNCHES=a,b` limits the launches,
 //! `IEC_REPAIR_MILLION_TERMINAL_EVERY=T` gives the terminal-typing launches (a real tmux session
 //! per check, ~0.1 s each) only every T-th string (default 10),
 //! `IEC_REPAIR_MILLION_REAL_EVERY=K` really runs ways 2 and 3 of every K-th string (default 1:
@@ -298,17 +298,17 @@ fn run_batch(cases: Vec<RealCase>, stats: &mut Stats) {
 
 #[test]
 fn a_million_hostile_strings_are_refused_or_delivered_intact() {
-    let n = env_usize("IEC_REPAIR_MILLION", 600);
+    let n = env_usize("IEC_REPAIR_MILLION", 300).max(1);
     let real_every = env_usize("IEC_REPAIR_MILLION_REAL_EVERY", 1).max(1);
     let py_every = env_usize("IEC_REPAIR_MILLION_PY_EVERY", 16).max(1);
     let terminal_every = env_usize("IEC_REPAIR_MILLION_TERMINAL_EVERY", 10).max(1);
     let py = python3();
     let cat = Catalog::builtin();
     let only = std::env::var("IEC_REPAIR_MILLION_LAUNCHES").ok();
-    let launches: Vec<&Launch> = cat
-        .iter()
-        .filter(|l| only.as_deref().is_none_or(|o| o.split(',').any(|id| id == l.id)))
-        .collect();
+    let launches: Vec<&Launch> = match only.as_deref() {
+        Some(o) => cat.iter().filter(|l| o.split(',').any(|id| id == l.id)).collect(),
+        None => iec_testkit::rotation::launches_under_test(&cat),
+    };
     assert!(
         !launches.is_empty(),
         "IEC_REPAIR_MILLION_LAUNCHES={only:?} names no launch"
@@ -323,7 +323,15 @@ fn a_million_hostile_strings_are_refused_or_delivered_intact() {
         std::thread::available_parallelism().map_or(2, |n| n.get()),
     )
     .max(1);
-    let from = env_usize("IEC_REPAIR_MILLION_FROM", 0);
+    // By default a new range of the million every UTC day (`IEC_ROTATION=K` repeats day K).
+    let from = env_usize(
+        "IEC_REPAIR_MILLION_FROM",
+        iec_testkit::rotation::start() % (1_000_000 / n).max(1) * n,
+    );
+    eprintln!(
+        "strings {from}..{} of the million (IEC_REPAIR_MILLION_FROM=F IEC_REPAIR_MILLION=N choose others)",
+        from + n
+    );
     let end = from + n;
     let next = AtomicUsize::new(from);
     let done = AtomicUsize::new(0);

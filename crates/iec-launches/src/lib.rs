@@ -10,6 +10,7 @@ pub mod invocation;
 pub mod render;
 pub mod resolve;
 pub mod substitutes;
+pub mod unparsed;
 
 pub use iec_core::Hop;
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,11 @@ pub struct Validate {
     /// as OpenHands' bashlex `split_bash_commands` counts them; `a; b` and `a && b` are one).
     /// Needs bash's parser, so the IEC protocol applies it; the value is the message.
     pub reject_multiple_statements: Option<String>,
+    /// Refuse texts that the harness's own bash parser reads as bash and zsh might not
+    /// (Claude Code 2.1.317 and later: an "unparsed line", see [`unparsed`]); the value is the
+    /// message. The model's certain findings are refusals; its possible ones make the check
+    /// `unknown`.
+    pub refuse_unparsed_line: Option<String>,
 }
 
 /// Harness rewriting before quoting.
@@ -226,6 +232,11 @@ pub struct Launch {
     /// list is the universe). Empty: the launch is chosen by id only.
     #[serde(default)]
     pub versions: Vec<[String; 2]>,
+    /// The versions inside `versions` that `iec harness learn` was run on (each learned this
+    /// same launch); every other version of a range is held by its neighbours' agreement, and
+    /// is what the catalog's agreement check runs (`crates/iec-harness/tests/catalog_ranges.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learned_on: Vec<String>,
     /// Operating system.
     pub os: String,
     /// Where the facts come from.
@@ -271,6 +282,12 @@ pub struct HopInfo {
 }
 
 impl Launch {
+    /// Whether `iec harness learn` wrote this launch (it names the versions it was learned on);
+    /// the others are written by hand from a harness's source.
+    pub fn learned(&self) -> bool {
+        !self.learned_on.is_empty()
+    }
+
     /// The tool-input field that carries the command.
     pub fn command_field(&self) -> &str {
         self.input_field.as_deref().unwrap_or("command")
@@ -429,6 +446,20 @@ impl Launch {
                 }
             }
         }
+        for v in &l.learned_on {
+            let inside = resolve::Version::parse(v).is_some_and(|v| {
+                l.versions.iter().any(|r| {
+                    resolve::Version::parse(&r[0]).is_some_and(|a| a <= v)
+                        && resolve::Version::parse(&r[1]).is_some_and(|b| v <= b)
+                })
+            });
+            if !inside {
+                return Err(LaunchError::Invalid(
+                    l.id,
+                    format!("learned_on names {v:?}, which no range of versions holds"),
+                ));
+            }
+        }
         if let Some(r) = &l.rewrite {
             for s in &r.steps {
                 if !render::REWRITES.contains(&s.as_str()) {
@@ -497,6 +528,14 @@ impl Catalog {
             launches.insert(l.id.clone(), l);
         }
         Catalog { launches }
+    }
+
+    /// The built-in launches written by hand (not learned by the catalog sweep): a catalog
+    /// that does not grow when the sweep adds launches, for tests of resolution itself.
+    pub fn hand_written() -> Catalog {
+        let mut cat = Catalog::builtin();
+        cat.launches.retain(|_, l| !l.learned());
+        cat
     }
 
     /// Adds (or replaces) a launch from a file of at most [`MAX_LAUNCH_FILE`] bytes; a longer

@@ -4,7 +4,37 @@
 use crate::{Launch, Validate};
 
 /// Payload renderings a launch may name.
-pub const PAYLOADS: &[&str] = &["raw", "single-quote", "claude-code-2.1.72", "claude-code-2.0.76"];
+pub const PAYLOADS: &[&str] = &[
+    "raw",
+    "single-quote",
+    "claude-code-2.1.72",
+    "claude-code-2.0.76",
+    "claude-code-1.0.0",
+    "claude-code-1.0.65",
+    "claude-code-1.0.76",
+    "claude-code-2.1.3",
+    "claude-code-2.1.75",
+    "claude-code-2.1.79",
+    "claude-code-2.1.84",
+];
+
+/// The Claude Code release lines whose eval payload a rendering named `claude-code-<version>`
+/// reproduces (see `iec_shellquote::claude_code_2_1_72::Release`).
+fn claude_code_release(kind: &str) -> Option<iec_shellquote::claude_code_2_1_72::Release> {
+    use iec_shellquote::claude_code_2_1_72 as cc;
+    Some(match kind {
+        "claude-code-1.0.0" => cc::RELEASE_1_0_0,
+        "claude-code-1.0.65" => cc::RELEASE_1_0_65,
+        "claude-code-1.0.76" => cc::RELEASE_1_0_76,
+        "claude-code-2.0.76" => cc::RELEASE_2_0_76,
+        "claude-code-2.1.3" => cc::RELEASE_2_1_3,
+        "claude-code-2.1.72" => cc::RELEASE_2_1_72,
+        "claude-code-2.1.75" => cc::RELEASE_2_1_75,
+        "claude-code-2.1.79" => cc::RELEASE_2_1_79,
+        "claude-code-2.1.84" => cc::RELEASE_2_1_84,
+        _ => return None,
+    })
+}
 /// Rewrite steps a launch may name.
 pub const REWRITES: &[&str] = &[
     "gemini-strip-shell-wrapper",
@@ -63,7 +93,29 @@ pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
             });
         }
     }
+    if let Some(msg) = &v.refuse_unparsed_line {
+        if let Some(u) = crate::unparsed::unparsed_line(text).filter(|u| u.certain) {
+            return Some(Rejection {
+                rule: u.rule,
+                message: msg.clone(),
+                offset: u.offset,
+            });
+        }
+    }
     None
+}
+
+/// Where the launch's harness may refuse `text` and the model cannot tell (a possible finding
+/// of [`crate::unparsed`]): a check is then `unknown`, never "corresponds". Certain refusals
+/// are [`validate`]'s.
+pub fn may_refuse(v: &Validate, text: &str) -> Option<Rejection> {
+    let msg = v.refuse_unparsed_line.as_ref()?;
+    let u = crate::unparsed::unparsed_line(text).filter(|u| !u.certain)?;
+    Some(Rejection {
+        rule: u.rule,
+        message: msg.clone(),
+        offset: u.offset,
+    })
 }
 
 /// Gemini CLI `detectCommandSubstitution`: the offset of `$(`, `` ` ``, `<(` or `>(` outside
@@ -268,15 +320,10 @@ pub fn payload(kind: &str, text: &str, stdin_suffix: Option<&str>) -> Payload {
             changes: vec![],
             rewritten: text.to_string(),
         },
-        "claude-code-2.1.72" | "claude-code-2.0.76" => {
-            use iec_shellquote::claude_code_2_1_72::{
-                build_eval_payload, build_eval_payload_2_0_76, PayloadPath, StdinRedirect,
-            };
-            let p = if kind == "claude-code-2.0.76" {
-                build_eval_payload_2_0_76(text)
-            } else {
-                build_eval_payload(text)
-            };
+        kind if claude_code_release(kind).is_some() => {
+            use iec_shellquote::claude_code_2_1_72::{build_eval_payload_for, PayloadPath, StdinRedirect};
+            let release = claude_code_release(kind).expect("a Claude Code release");
+            let p = build_eval_payload_for(&release, text, false);
             let mut changes = vec![];
             if p.null_redirect_rewritten {
                 changes.push(">nul rewritten to >/dev/null (not quote-aware)".to_string());
@@ -669,5 +716,29 @@ mod tests {
         };
         assert_eq!(validate(&v, "a\r\nb").map(|r| r.offset), Some(1));
         assert!(validate(&v, "a\tb\nc").is_none());
+    }
+
+    #[test]
+    fn unparsed_line_refusals() {
+        let v = Validate {
+            refuse_unparsed_line: Some("ask".into()),
+            ..Default::default()
+        };
+        let r = validate(&v, "argvprobe '$$(~$'").expect("certain");
+        assert_eq!(
+            (r.rule, r.offset, r.message.as_str()),
+            ("dollar-operand", 11, "ask")
+        );
+        assert!(may_refuse(&v, "argvprobe '$$(~$'").is_none());
+        assert!(validate(&v, "x=1 if").is_none());
+        assert_eq!(
+            may_refuse(&v, "x=1 if").map(|r| r.rule),
+            Some("keyword-after-prefix")
+        );
+        assert!(validate(&v, "argvprobe '$(x'").is_none());
+        assert!(may_refuse(&v, "argvprobe '$(x'").is_none());
+        // Without the launch's rule, nothing.
+        assert!(validate(&Validate::default(), "argvprobe '$$('").is_none());
+        assert!(may_refuse(&Validate::default(), "x=1 if").is_none());
     }
 }

@@ -155,10 +155,53 @@ pub type Error = CheckError;
 /// A text longer than [`iec_core::MAX_TEXT`] is an error ([`CheckError::TooLong`]), not a
 /// refusal: iec has not judged it (the hook then leaves the call to the user's settings).
 pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, Error> {
+    repair_traced(launch, call, pool, None).map(|(o, _)| o)
+}
+
+/// A rendering [`repair`] built and checked again: which one, the verdict of its check and the
+/// hop (index in the launch) where that check diverged or stopped undecided. A rendering whose
+/// check fails at another hop than the original call's first divergence shows a failure only
+/// once the first is repaired (IEC-Bench's hop hiding).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rendered {
+    /// `ansi-c-eval`, `bash-c`, `base64-eval` or `ps-stop-parsing`.
+    pub rendering: String,
+    /// The check of the rendering.
+    pub verdict: Verdict,
+    /// Where the rendering's check diverged (its first divergence) or stopped undecided;
+    /// `None` when it corresponds.
+    pub hop: Option<usize>,
+}
+
+/// [`repair`], and the rendering it checked again, if it got that far (`None` when the call
+/// was delivered unchanged or refused before any rendering was built). `checked` is the
+/// call's own check on this launch (`iec_check::check` with default options) when the caller
+/// has it already, so that it is not made twice.
+pub fn repair_traced(
+    launch: &Launch,
+    call: &Call,
+    pool: &BashPool,
+    checked: Option<CheckReport>,
+) -> Result<(Outcome, Option<Rendered>), Error> {
+    let mut rendered = None;
+    let out = repair_inner(launch, call, pool, checked, &mut rendered)?;
+    Ok((out, rendered))
+}
+
+fn repair_inner(
+    launch: &Launch,
+    call: &Call,
+    pool: &BashPool,
+    checked: Option<CheckReport>,
+    rendered: &mut Option<Rendered>,
+) -> Result<Outcome, Error> {
     if let Some(command) = launch.command_of(&call.input) {
         iec_core::limits::check_command(command)?;
     }
-    let report = check(launch, call, pool, Options::default())?;
+    let report = match checked {
+        Some(r) => r,
+        None => check(launch, call, pool, Options::default())?,
+    };
     match report.verdict {
         Verdict::Corresponds => {
             return Ok(Outcome::Deliver {
@@ -269,7 +312,7 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         }
         (Some(Hop::Native), _, _) if shell_language(launch) == Language::PowerShell => {
             return match ps_stop_parsing(launch, &text) {
-                Ok(candidate) => deliver_checked(launch, call, pool, &hop, fd.mechanism.as_str(), "ps-stop-parsing", candidate),
+                Ok(candidate) => deliver_checked(launch, call, pool, &hop, fd.mechanism.as_str(), "ps-stop-parsing", candidate, rendered),
                 Err(why) => Ok(refuse(&hop, format!(
                     "{} changes this call at hop {hop} ({}: {}), and {why}. Write the script into a \
                      .ps1 file (with the file tool) and run it, or pass such arguments through a file.",
@@ -337,6 +380,7 @@ pub fn repair(launch: &Launch, call: &Call, pool: &BashPool) -> Result<Outcome, 
         fd.mechanism.as_str(),
         rendering,
         candidate,
+        rendered,
     )
 }
 
@@ -369,7 +413,9 @@ fn shell_language(launch: &Launch) -> Language {
     }
 }
 
-/// Re-checks `candidate` on the launch and delivers it only if it corresponds.
+/// Re-checks `candidate` on the launch and delivers it only if it corresponds; the check is
+/// kept in `rendered`.
+#[allow(clippy::too_many_arguments)]
 fn deliver_checked(
     launch: &Launch,
     call: &Call,
@@ -378,10 +424,20 @@ fn deliver_checked(
     mechanism: &str,
     rendering: &str,
     candidate: String,
+    rendered: &mut Option<Rendered>,
 ) -> Result<Outcome, Error> {
     let hop = hop.to_string();
     let repaired = with_command(launch, call, candidate);
     let recheck: CheckReport = check(launch, &repaired, pool, Options::default())?;
+    *rendered = Some(Rendered {
+        rendering: rendering.into(),
+        verdict: recheck.verdict,
+        hop: match recheck.verdict {
+            Verdict::Corresponds => None,
+            Verdict::Diverges => recheck.first_divergence.as_ref().map(|f| f.hop),
+            Verdict::Unknown => recheck.hops.iter().rposition(|h| h.corresponds.is_none()),
+        },
+    });
     if recheck.verdict != Verdict::Corresponds {
         let why = recheck
             .first_divergence

@@ -2,7 +2,7 @@
 //! PowerShell's native-argument hop gets `ps-stop-parsing` (`program --% RAW`), checked by the
 //! emulated PowerShell (tree-sitter-powershell, the 5.1 / 7.x native command line, the program's
 //! UCRT parse); cmd.exe gets no rendering at all. IEC_REPAIR_PS_CASES sets the number of generated
-//! strings (default 20000).
+//! strings (default 8000, new every UTC day: `IEC_ROTATION`).
 
 use iec_check::{call_for_text, check, Options};
 use iec_core::{CheckReport, Verdict};
@@ -183,14 +183,17 @@ fn powershell_hostile_arguments_arrive_intact_or_are_refused() {
     let n: usize = std::env::var("IEC_REPAIR_PS_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000);
+        .unwrap_or(8_000);
     let cat = Catalog::builtin();
     let ps: Vec<&Launch> = cat
         .iter()
         .filter(|l| l.windows.as_ref().is_some_and(|w| w.receiver == "powershell"))
         .collect();
     assert_eq!(ps.len(), 5, "PowerShell launches in the catalog");
-    let mut r = gen::Rng::new(0x5053);
+    // New strings every UTC day (`IEC_ROTATION=K` repeats day K).
+    let day = iec_testkit::rotation::start();
+    eprintln!("strings of day {day} (IEC_ROTATION={day} repeats them)");
+    let mut r = gen::Rng::new(0x5053 + day as u64);
     let (mut same, mut repaired, mut refused) = (0usize, 0usize, 0usize);
     let mut reasons = std::collections::BTreeMap::new();
     for i in 0..n {

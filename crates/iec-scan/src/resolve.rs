@@ -83,7 +83,7 @@ mod tests {
 
     #[test]
     fn known_versions_map_to_their_launch() {
-        let cat = Catalog::builtin();
+        let cat = Catalog::hand_written();
         let r = |c: &LoggedCall| resolve(&cat, c, None);
         assert_eq!(
             r(&call("claude-code", Some("2.1.72"), Some("linux"), "Bash")),
@@ -114,7 +114,8 @@ mod tests {
 
     #[test]
     fn other_versions_are_uncovered_with_the_catalogs_reason() {
-        let cat = Catalog::builtin();
+        // The hand-written launches only: the sweep's learned launches fill the gaps below.
+        let cat = Catalog::hand_written();
         let uncovered = |c: &LoggedCall| match resolve(&cat, c, None) {
             Resolution::Uncovered(why) => why,
             r => panic!("{c:?}: {r:?}"),
@@ -173,6 +174,19 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_learned_launch_takes_the_versions_it_was_learned_on() {
+        let cat = Catalog::builtin();
+        let learned: Vec<_> = cat.iter().filter(|l| l.learned()).collect();
+        assert!(!learned.is_empty(), "the built-in catalog holds learned launches");
+        for l in learned {
+            for v in &l.learned_on {
+                let c = call(&l.harness, Some(v), Some(&l.os), &l.tool);
+                assert_eq!(resolve(&cat, &c, None), Resolution::Launch(l.id.clone()), "{v}");
+            }
+        }
+    }
+
     /// A catalog whose Claude Code 2.1.72 launch holds `versions` (a launch file replacing
     /// the built-in one, as `--launch-file` does).
     fn with_ranges(versions: &str) -> Catalog {
@@ -183,7 +197,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("l.toml");
         std::fs::write(&f, text).unwrap();
-        let mut cat = Catalog::builtin();
+        let mut cat = Catalog::hand_written();
         cat.add_file(&f).unwrap();
         cat
     }

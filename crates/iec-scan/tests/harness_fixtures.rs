@@ -185,13 +185,13 @@ fn relabel(dir: &str, to: &Path, from: &str, version: &str) {
 
 #[test]
 fn a_version_inside_a_learned_range_takes_that_launch() {
-    // Claude Code 2.1.72's real log, its records labelled 2.1.66 (a version no built-in launch
-    // lists): uncovered with the catalog's reason, never mapped to a neighbour.
+    // Claude Code 2.1.72's real log, its records labelled 2.1.66 (a version no hand-written
+    // launch lists): uncovered with the catalog's reason, never mapped to a neighbour.
     let tmp = tempfile::tempdir().unwrap();
     let logs = tmp.path().join("logs");
     relabel("claude-code-2.1.72", &logs, "2.1.72", "2.1.66");
-    let builtin = iec_launches::Catalog::builtin();
-    let (recs, summary) = scan_logs(&builtin, &logs, None);
+    let hand_written = iec_launches::Catalog::hand_written();
+    let (recs, summary) = scan_logs(&hand_written, &logs, None);
     assert_eq!(recs.len(), observed("claude-code-2.1.72").len());
     for r in &recs {
         assert_eq!(r["verdict"], Value::Null);
@@ -209,6 +209,18 @@ fn a_version_inside_a_learned_range_takes_that_launch() {
     );
     // The launch file learned over 2.1.60..2.1.72 (as `--launch-file` or the catalog sweep
     // writes it): every call takes that launch and gets the verdict the run observed.
+    // Every call of the relabelled log takes `launch` and gets the verdict the run observed.
+    let scanned_as_2_1_66 = |cat: &iec_launches::Catalog, launch: &str| {
+        let (recs, summary) = scan_logs(cat, &logs, None);
+        agree(
+            "claude-code-2.1.72",
+            recs,
+            summary,
+            "claude-code",
+            Some("2.1.66"),
+            launch,
+        );
+    };
     for versions in [
         r#"[["2.1.60", "2.1.72"]]"#,
         // Between two ranges of the same launch.
@@ -226,18 +238,17 @@ fn a_version_inside_a_learned_range_takes_that_launch() {
         assert_ne!(learned, text);
         let f = tmp.path().join("claude-code-2.1.72-linux.toml");
         std::fs::write(&f, learned).unwrap();
-        let mut cat = iec_launches::Catalog::builtin();
+        let mut cat = iec_launches::Catalog::hand_written();
         cat.add_file(&f).unwrap();
-        let (recs, summary) = scan_logs(&cat, &logs, None);
-        agree(
-            "claude-code-2.1.72",
-            recs,
-            summary,
-            "claude-code",
-            Some("2.1.66"),
-            "claude-code-2.1.72-linux",
-        );
+        scanned_as_2_1_66(&cat, "claude-code-2.1.72-linux");
     }
+    // The built-in catalog holds the sweep's launches, one learned over a range holding 2.1.66:
+    // every call takes it, and its verdicts are the ones the real 2.1.72 run observed.
+    let builtin = iec_launches::Catalog::builtin();
+    let (l, _) = iec_launches::resolve::resolve(&builtin, "claude-code", "linux", "2.1.66", Some("Bash"))
+        .expect("the catalog sweep learned a launch whose range holds 2.1.66");
+    assert!(l.learned(), "{}", l.id);
+    scanned_as_2_1_66(&builtin, &l.id);
 }
 
 #[test]

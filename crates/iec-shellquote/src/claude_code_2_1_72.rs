@@ -67,6 +67,16 @@ pub enum PipeBailoutReason {
     ParseError(String),
     /// No `{op: "|"}` token, or it is the first token (`Ef9(...) <= 0`).
     NoPipeOperator,
+    /// A newline is left after joining continuations (2.1.75).
+    Newline,
+    /// `/\$[A-Za-z_{]/` matched: a variable or parameter expansion (2.1.79's `Mq4`).
+    Variable,
+    /// A single-quoted string closes after backslashes (an odd number, or an even number with
+    /// another `'` later): 2.1.84's `Kc6`.
+    EscapedSingleQuoteClose,
+    /// Unbalanced quotes in the text, or unbalanced brackets or quotes in a parsed word:
+    /// 2.1.84's `E08`.
+    Unbalanced,
 }
 
 /// Result of [`build_eval_payload`].
@@ -92,6 +102,148 @@ pub struct EvalPayload {
     pub rebuilt_command: Option<String>,
 }
 
+/// How one line of Claude Code releases builds the eval payload: what differs between the
+/// releases whose `cli.js` was read (each constant below names the functions it was read from).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Release {
+    /// A piped command is cut at each lone `|` (not quote-aware) instead of re-tokenised, and
+    /// quoted as `quote([first, "<", "/dev/null", "|", rest])` (1.0.0 to 1.0.4x).
+    pub split_pipe: bool,
+    /// The `>nul` rewrite (`Xo7`) runs first.
+    pub null_rewrite: bool,
+    /// `shouldAddStdinRedirect` (`Do7`) and the heredoc / multi-line quoting (`Mo7`); without
+    /// it every command is `quote([cmd, "<", "/dev/null"])` and every piped one rearranged.
+    pub redirect_check: bool,
+    /// The pipe rearrangement also bails out on `$(` and a shell keyword (`Rf9`).
+    pub bail_subst_keyword: bool,
+    /// `\`-newline continuations are joined before the parse (`hf9`).
+    pub join_continuations: bool,
+    /// It also bails out when the joined text still holds a newline.
+    pub bail_newline: bool,
+    /// What a bail-out gives.
+    pub bail: Bail,
+    /// How each token is re-quoted.
+    pub requote: Requote,
+    /// The rebuilt text is single-quoted for eval (`'…'`, `'` as `'"'"'`) rather than
+    /// shell-quote `quote([rebuilt])`.
+    pub rebuilt_single_quoted: bool,
+    /// It also bails out on `$` before a letter, `_` or `{` (2.1.79).
+    pub bail_variable: bool,
+    /// It also bails out on an escaped single-quote close (`Kc6`) before the parse and on
+    /// unbalanced quotes or brackets (`E08`) after it (2.1.84).
+    pub bail_unbalanced: bool,
+    /// The rearrangement runs for a sandboxed command too (the `!useSandbox` test is gone; seen
+    /// in 2.1.83 and 2.1.84).
+    pub pipe_in_sandbox: bool,
+}
+
+/// What the pipe rearrangement gives when it bails out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bail {
+    /// `quote([cmd, "<", "/dev/null"])`: the `\<` word appended to eval's arguments.
+    AppendedToEval,
+    /// `quote([cmd]) + " < /dev/null"`: a redirect of eval (`aB6`).
+    QuotedOnEval,
+    /// `'cmd' < /dev/null` with `'` as `'"'"'` (2.1.75's `r06`).
+    SingleQuotedOnEval,
+}
+
+/// How the pipe rearrangement re-quotes the tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requote {
+    /// Each string quoted, each operator object's `op` pushed (a glob pushes `glob`).
+    Plain,
+    /// As `Plain`, with `N>&M` (parsed as `>&` or as `>` `&M`) and `N>/dev/null` written as one
+    /// word (N, M: 0, 1, 2).
+    FdJoined,
+    /// As `FdJoined`, with leading `NAME=` assignments kept unquoted and a glob's pattern
+    /// pushed (`Wo7`).
+    Full,
+}
+
+/// Claude Code 1.0.65 (`Mq2`, `Lq2`; seen the same in 1.0.44): no redirect check, every piped
+/// command rearranged, tokens re-quoted one by one.
+pub const RELEASE_1_0_65: Release = Release {
+    split_pipe: false,
+    null_rewrite: false,
+    redirect_check: false,
+    bail_subst_keyword: false,
+    join_continuations: false,
+    bail_newline: false,
+    bail: Bail::AppendedToEval,
+    requote: Requote::Plain,
+    rebuilt_single_quoted: false,
+    bail_variable: false,
+    bail_unbalanced: false,
+    pipe_in_sandbox: false,
+};
+
+/// Claude Code 1.0.0 and 1.0.44 (`uE4`, `JBQ`): `A.split(/(?<!\|)\|(?!\|)/)`, and when that
+/// gives more than one part, `quote([parts[0], "<", "/dev/null", "|", parts[1..].join("|")])`.
+pub const RELEASE_1_0_0: Release = Release {
+    split_pipe: true,
+    ..RELEASE_1_0_65
+};
+
+/// Claude Code 1.0.76 (`NLB`, `qLB`): 1.0.65 with file-descriptor redirects kept as one word.
+pub const RELEASE_1_0_76: Release = Release {
+    requote: Requote::FdJoined,
+    ..RELEASE_1_0_65
+};
+
+/// Claude Code 1.0.128 and 2.0.76 (`JBB`/`VBB`, `kc2`/`gc2`, see [`build_eval_payload_2_0_76`]).
+pub const RELEASE_2_0_76: Release = Release {
+    redirect_check: true,
+    requote: Requote::Full,
+    ..RELEASE_1_0_65
+};
+
+/// Claude Code 2.1.3 (`RtB`, `MtB`, `KtB`): 2.0.76 that also bails out on `$(` and keywords.
+pub const RELEASE_2_1_3: Release = Release {
+    bail_subst_keyword: true,
+    ..RELEASE_2_0_76
+};
+
+/// Claude Code 2.1.72 (`Xo7`, `Do7`, `Mo7`, `Zo7`, `aB6`, `Wo7`).
+pub const RELEASE_2_1_72: Release = Release {
+    null_rewrite: true,
+    bail_subst_keyword: true,
+    join_continuations: true,
+    bail: Bail::QuotedOnEval,
+    ..RELEASE_2_0_76
+};
+
+/// Claude Code 2.1.75 (`sK4`, `aK4`, `oK4`, `A34`, `r06`, `q34`, `eK4`): 2.1.72 whose pipe
+/// rearrangement single-quotes for eval, both its bail-out and its rebuilt text, and bails out
+/// on a newline left after joining continuations.
+pub const RELEASE_2_1_75: Release = Release {
+    bail_newline: true,
+    bail: Bail::SingleQuotedOnEval,
+    rebuilt_single_quoted: true,
+    ..RELEASE_2_1_72
+};
+
+/// Claude Code 2.1.79 (`Hq4`, `$q4`, `Oq4`, `Mq4`, `X96`, `Dq4`, `Jq4`): 2.1.75 (2.1.77's `B44`
+/// is 2.1.75's) whose pipe rearrangement also bails out when `/\$[A-Za-z_{]/` matches, so a
+/// piped command with a `$NAME` or `${…}` expansion is single-quoted whole rather than
+/// re-tokenised (which dropped the expansion). 2.1.83's `g_q` is the same, called without the
+/// `!useSandbox` test.
+pub const RELEASE_2_1_79: Release = Release {
+    bail_variable: true,
+    ..RELEASE_2_1_75
+};
+
+/// Claude Code 2.1.84 (`ROq`, `hOq`, `LOq`, `bOq`, `si`, `IOq`, `COq`, `Kc6`, `E08`; 2.1.88's
+/// `o_K`, `Oo6`, `JN8` are the same): 2.1.79 whose pipe rearrangement also bails out on an
+/// escaped single-quote close (`Kc6`) and on unbalanced quotes or brackets in the text or a
+/// parsed word (`E08`: `"it's"` has a lone `'` in its word), and runs for sandboxed commands too
+/// (`if(P.includes("|")&&X)D=bOq(P)`).
+pub const RELEASE_2_1_84: Release = Release {
+    bail_unbalanced: true,
+    pipe_in_sandbox: true,
+    ..RELEASE_2_1_79
+};
+
 /// `buildExecCommand` payload for a non-sandboxed command.
 pub fn build_eval_payload(cmd: &str) -> EvalPayload {
     build_eval_payload_with(cmd, false)
@@ -100,37 +252,7 @@ pub fn build_eval_payload(cmd: &str) -> EvalPayload {
 /// `buildExecCommand` payload; `use_sandbox` disables the pipe rearrangement
 /// (`if(!w.useSandbox&&D.includes("|")&&X)P=Zo7(D)`).
 pub fn build_eval_payload_with(cmd: &str, use_sandbox: bool) -> EvalPayload {
-    let (d, null_redirect_rewritten) = rewrite_null_redirect(cmd);
-    let x = should_add_stdin_redirect(&d);
-    let (mut payload, mut path, mut stdin_redirect) = quote_for_eval(&d, x);
-    let mut pipe_bailout_reason = None;
-    let mut rebuilt_command = None;
-    if !use_sandbox && d.contains('|') && x {
-        match rearrange_pipe_command(&d) {
-            Ok((p, rebuilt)) => {
-                payload = p;
-                rebuilt_command = Some(rebuilt);
-                path = PayloadPath::PipeRearranged;
-                stdin_redirect = StdinRedirect::InsidePipe;
-            }
-            Err((p, reason)) => {
-                payload = p;
-                path = PayloadPath::PipeBailout;
-                stdin_redirect = StdinRedirect::OnEval;
-                pipe_bailout_reason = Some(reason);
-            }
-        }
-    }
-    EvalPayload {
-        payload,
-        rewritten_command: d,
-        null_redirect_rewritten,
-        add_stdin_redirect: x,
-        stdin_redirect,
-        path,
-        pipe_bailout_reason,
-        rebuilt_command,
-    }
+    build_eval_payload_for(&RELEASE_2_1_72, cmd, use_sandbox)
 }
 
 /// The `eval` payload of Claude Code **1.0.x and 2.0.x** (seen in 1.0.128 and 2.0.76 `cli.js`:
@@ -151,54 +273,68 @@ pub fn build_eval_payload_with(cmd: &str, use_sandbox: bool) -> EvalPayload {
 /// }
 /// ```
 pub fn build_eval_payload_2_0_76(cmd: &str) -> EvalPayload {
-    let x = should_add_stdin_redirect(cmd);
-    let (mut payload, mut path, mut stdin_redirect) = quote_for_eval(cmd, x);
+    build_eval_payload_for(&RELEASE_2_0_76, cmd, false)
+}
+
+/// The `eval` payload of `release` (see [`Release`]); `use_sandbox` disables the pipe
+/// rearrangement.
+pub fn build_eval_payload_for(release: &Release, cmd: &str, use_sandbox: bool) -> EvalPayload {
+    let (d, null_redirect_rewritten) = if release.null_rewrite {
+        rewrite_null_redirect(cmd)
+    } else {
+        (cmd.to_string(), false)
+    };
+    let x = !release.redirect_check || should_add_stdin_redirect(&d);
+    let (mut payload, mut path, mut stdin_redirect) = if release.redirect_check {
+        quote_for_eval(&d, x)
+    } else {
+        (
+            quote_strs(&[&d, "<", "/dev/null"]),
+            PayloadPath::Default,
+            StdinRedirect::AppendedToEval,
+        )
+    };
     let mut pipe_bailout_reason = None;
     let mut rebuilt_command = None;
-    if cmd.contains('|') && x {
-        let bail = |r| {
-            (
-                quote_strs(&[cmd, "<", "/dev/null"]),
-                PayloadPath::PipeBailout,
-                StdinRedirect::AppendedToEval,
-                Some(r),
-            )
-        };
-        let tokens = if cmd.contains('`') {
-            Err(PipeBailoutReason::Backtick)
-        } else {
-            parse_no_env(cmd).map_err(|e| PipeBailoutReason::ParseError(e.message))
-        };
-        let outcome = tokens.and_then(|tokens| {
-            match tokens.iter().position(|t| matches!(t, Token::Op(o) if o == "|")) {
-                Some(z) if z > 0 => Ok((tokens, z)),
-                _ => Err(PipeBailoutReason::NoPipeOperator),
-            }
-        });
-        match outcome {
-            Ok((tokens, z)) => {
-                let mut parts = requote_tokens(&tokens, 0, z);
-                parts.push("< /dev/null".to_owned());
-                parts.extend(requote_tokens(&tokens, z, tokens.len()));
-                let rebuilt = parts.join(" ");
-                payload = quote_str(&rebuilt);
+    let parts = split_lone_pipes(&d);
+    if release.split_pipe && !use_sandbox && parts.len() > 1 {
+        let rest = parts[1..].join("|");
+        payload = quote_strs(&[parts[0], "<", "/dev/null", "|", &rest]);
+        rebuilt_command = Some(format!("{} < /dev/null | {rest}", parts[0]));
+        path = PayloadPath::PipeRearranged;
+        stdin_redirect = StdinRedirect::InsidePipe;
+    } else if !release.split_pipe && (release.pipe_in_sandbox || !use_sandbox) && d.contains('|') && x {
+        match rearrange_pipe_command(release, &d) {
+            Ok(rebuilt) => {
+                payload = if release.rebuilt_single_quoted {
+                    single_quote_for_eval(&rebuilt)
+                } else {
+                    quote_str(&rebuilt)
+                };
                 rebuilt_command = Some(rebuilt);
                 path = PayloadPath::PipeRearranged;
                 stdin_redirect = StdinRedirect::InsidePipe;
             }
-            Err(r) => {
-                let (p, pa, sr, reason) = bail(r);
-                payload = p;
-                path = pa;
-                stdin_redirect = sr;
-                pipe_bailout_reason = reason;
+            Err(reason) => {
+                (payload, stdin_redirect) = match release.bail {
+                    Bail::AppendedToEval => {
+                        (quote_strs(&[&d, "<", "/dev/null"]), StdinRedirect::AppendedToEval)
+                    }
+                    Bail::QuotedOnEval => (format!("{} < /dev/null", quote_str(&d)), StdinRedirect::OnEval),
+                    Bail::SingleQuotedOnEval => (
+                        format!("{} < /dev/null", single_quote_for_eval(&d)),
+                        StdinRedirect::OnEval,
+                    ),
+                };
+                path = PayloadPath::PipeBailout;
+                pipe_bailout_reason = Some(reason);
             }
         }
     }
     EvalPayload {
         payload,
-        rewritten_command: cmd.to_string(),
-        null_redirect_rewritten: false,
+        rewritten_command: d,
+        null_redirect_rewritten,
         add_stdin_redirect: x,
         stdin_redirect,
         path,
@@ -569,11 +705,6 @@ fn quote_for_eval(a: &str, q: bool) -> (String, PayloadPath, StdinRedirect) {
 // Zo7: pipe rearrangement
 // ---------------------------------------------------------------------------------------------
 
-/// `aB6(A) = n7([A]) + " < /dev/null"`.
-fn pipe_bailout(a: &str) -> String {
-    format!("{} < /dev/null", quote_str(a))
-}
-
 /// `Rf9(A) = /\b(for|while|until|if|case|select)\s/.test(A)`.
 fn has_shell_keyword(a: &str) -> bool {
     let c: Vec<char> = a.chars().collect();
@@ -584,6 +715,84 @@ fn has_shell_keyword(a: &str) -> bool {
                 let k: Vec<char> = kw.chars().collect();
                 c[i..].starts_with(&k) && c.get(i + k.len()).is_some_and(|&n| js::is_space(n))
             })
+    })
+}
+
+/// `/\$[A-Za-z_{]/.test(A)` (2.1.79's `Mq4`).
+fn has_variable(a: &str) -> bool {
+    a.as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'$' && (w[1].is_ascii_alphabetic() || w[1] == b'_' || w[1] == b'{'))
+}
+
+/// 2.1.84's `Kc6(A)`: a single-quoted string (outside double quotes, a `\` outside single
+/// quotes skipping the next character) that closes after an odd number of backslashes, or an
+/// even number of them with another `'` later in the text.
+fn escaped_single_quote_close(a: &str) -> bool {
+    let c: Vec<char> = a.chars().collect();
+    let (mut sq, mut dq) = (false, false);
+    let mut i = 0;
+    while i < c.len() {
+        let z = c[i];
+        if z == '\\' && !sq {
+            i += 2;
+            continue;
+        }
+        if z == '"' && !sq {
+            dq = !dq;
+        } else if z == '\'' && !dq {
+            sq = !sq;
+            if !sq {
+                let n = c[..i].iter().rev().take_while(|&&b| b == '\\').count();
+                if n % 2 == 1 || (n > 0 && c[i + 1..].contains(&'\'')) {
+                    return true;
+                }
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
+/// 2.1.84's `E08(A, tokens)`: an odd number of `"` or of `'` counted as quotes in the text, or a
+/// parsed word with unequal `{}`, `()` or `[]` counts or an odd number of `"` or of `'` not
+/// right after a `\`.
+fn unbalanced(a: &str, tokens: &[Token]) -> bool {
+    let c: Vec<char> = a.chars().collect();
+    let (mut sq, mut dq, mut ndq, mut nsq) = (false, false, 0usize, 0usize);
+    let mut i = 0;
+    while i < c.len() {
+        let z = c[i];
+        if z == '\\' && !sq {
+            i += 2;
+            continue;
+        }
+        if z == '"' && !sq {
+            ndq += 1;
+            dq = !dq;
+        } else if z == '\'' && !dq {
+            nsq += 1;
+            sq = !sq;
+        }
+        i += 1;
+    }
+    if ndq % 2 != 0 || nsq % 2 != 0 {
+        return true;
+    }
+    tokens.iter().any(|t| {
+        let Token::Str(w) = t else { return false };
+        let n = |ch: char| w.chars().filter(|&x| x == ch).count();
+        let unescaped = |ch: char| {
+            let w: Vec<char> = w.chars().collect();
+            (0..w.len())
+                .filter(|&j| w[j] == ch && (j == 0 || w[j - 1] != '\\'))
+                .count()
+        };
+        n('{') != n('}')
+            || n('(') != n(')')
+            || n('[') != n(']')
+            || unescaped('"') % 2 != 0
+            || unescaped('\'') % 2 != 0
     })
 }
 
@@ -614,33 +823,63 @@ fn join_continuations(a: &str) -> String {
     out
 }
 
-/// `Zo7(A)`: `Ok(payload)` or `Err((aB6 payload, reason))`.
-fn rearrange_pipe_command(a: &str) -> Result<(String, String), (String, PipeBailoutReason)> {
-    let bail = |r| Err((pipe_bailout(a), r));
+/// `A.split(/(?<!\|)\|(?!\|)/)`: the text cut at each `|` that has no `|` on either side.
+fn split_lone_pipes(a: &str) -> Vec<&str> {
+    let b = a.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for i in 0..b.len() {
+        let lone = b[i] == b'|' && (i == 0 || b[i - 1] != b'|') && b.get(i + 1) != Some(&b'|');
+        if lone {
+            out.push(&a[from..i]);
+            from = i + 1;
+        }
+    }
+    out.push(&a[from..]);
+    out
+}
+
+/// `Zo7(A)` of `release`: the rebuilt command (tokens re-quoted, `< /dev/null` before the
+/// first `|`), or why it bails out.
+fn rearrange_pipe_command(release: &Release, a: &str) -> Result<String, PipeBailoutReason> {
     if a.contains('`') {
-        return bail(PipeBailoutReason::Backtick);
+        return Err(PipeBailoutReason::Backtick);
     }
-    if a.contains("$(") {
-        return bail(PipeBailoutReason::DollarParen);
+    if release.bail_subst_keyword && a.contains("$(") {
+        return Err(PipeBailoutReason::DollarParen);
     }
-    if has_shell_keyword(a) {
-        return bail(PipeBailoutReason::ShellKeyword);
+    if release.bail_variable && has_variable(a) {
+        return Err(PipeBailoutReason::Variable);
     }
-    let q = join_continuations(a);
-    let tokens = match parse_no_env(&q) {
-        Ok(t) => t,
-        Err(e) => return bail(PipeBailoutReason::ParseError(e.message)),
+    if release.bail_subst_keyword && has_shell_keyword(a) {
+        return Err(PipeBailoutReason::ShellKeyword);
+    }
+    let q = if release.join_continuations {
+        join_continuations(a)
+    } else {
+        a.to_string()
     };
+    if release.bail_newline && q.contains('\n') {
+        return Err(PipeBailoutReason::Newline);
+    }
+    if release.bail_unbalanced && escaped_single_quote_close(&q) {
+        return Err(PipeBailoutReason::EscapedSingleQuoteClose);
+    }
+    // 1.0.x does not catch the parse's failure (the call fails there, nothing runs); the
+    // bail-out stands for it.
+    let tokens = parse_no_env(&q).map_err(|e| PipeBailoutReason::ParseError(e.message))?;
+    if release.bail_unbalanced && unbalanced(&q, &tokens) {
+        return Err(PipeBailoutReason::Unbalanced);
+    }
     // Ef9: index of the first {op: "|"}
     let z = match tokens.iter().position(|t| matches!(t, Token::Op(o) if o == "|")) {
         Some(z) if z > 0 => z,
-        _ => return bail(PipeBailoutReason::NoPipeOperator),
+        _ => return Err(PipeBailoutReason::NoPipeOperator),
     };
-    let mut parts = requote_tokens(&tokens, 0, z);
+    let mut parts = requote_tokens(release.requote, &tokens, 0, z);
     parts.push("< /dev/null".to_owned());
-    parts.extend(requote_tokens(&tokens, z, tokens.len()));
-    let rebuilt = parts.join(" ");
-    Ok((quote_str(&rebuilt), rebuilt))
+    parts.extend(requote_tokens(release.requote, &tokens, z, tokens.len()));
+    Ok(parts.join(" "))
 }
 
 /// `sW8(A)`: object with an `op` key (operators and globs).
@@ -678,14 +917,14 @@ fn is_env_assignment(s: &str) -> bool {
     false
 }
 
-/// `Wo7(A, q, K)`: re-quote tokens `q..K`.
-fn requote_tokens(a: &[Token], q: usize, k: usize) -> Vec<String> {
+/// `Wo7(A, q, K)`: re-quote tokens `q..K` as `how` says.
+fn requote_tokens(how: Requote, a: &[Token], q: usize, k: usize) -> Vec<String> {
     let mut y = Vec::new();
-    let mut z = false; // seen a command word (assignments no longer allowed)
+    let mut z = how != Requote::Full; // seen a command word (assignments no longer allowed)
     let mut i = q;
     while i < k {
         let w = &a[i];
-        if let Token::Str(ws) = w {
+        if let (Token::Str(ws), true) = (w, how != Requote::Plain) {
             if is_fd(ws) && i + 2 < k && is_op_obj(&a[i + 1]) {
                 let o = op_name(&a[i + 1]);
                 let d = match &a[i + 2] {
@@ -723,10 +962,11 @@ fn requote_tokens(a: &[Token], q: usize, k: usize) -> Vec<String> {
                     y.push(quote_str(ws));
                 }
             }
-            Token::Glob(p) => y.push(p.clone()),
+            Token::Glob(p) if how == Requote::Full => y.push(p.clone()),
+            Token::Glob(_) => y.push("glob".to_owned()),
             Token::Op(o) => {
                 y.push(o.clone());
-                if o == "&&" || o == "||" || o == ";" {
+                if how == Requote::Full && (o == "&&" || o == "||" || o == ";") {
                     z = false;
                 }
             }

@@ -68,6 +68,27 @@ pub(crate) fn hop(run: &mut Run<'_>, receipt: Value, text: &str) -> Result<bool,
         );
         return Ok(false);
     }
+    // Claude Code 2.1.317 and later: its own parser may read the text as an "unparsed line" and
+    // refuse it (`iec_launches::unparsed`); where the model cannot tell, the check is `unknown`,
+    // never "corresponds". The walk goes on: a later hop's divergence still decides.
+    if let Some(maybe) = render::may_refuse(&run.launch.validate, text) {
+        let why = format!(
+            "the harness may refuse the call before any shell runs ({} at byte {}: its own bash \
+             parser may read this text as bash and zsh might not, which iec models only in part): {}",
+            maybe.rule, maybe.offset, maybe.message
+        );
+        let mut receipt = receipt;
+        receipt["may_refuse"] = json!(maybe.rule);
+        run.push(
+            Hop::ToolInput,
+            WitnessKind::Emulated,
+            None,
+            receipt,
+            Some(why.clone()),
+        );
+        run.undecided.get_or_insert((Some(crate::HARNESS_REFUSAL), why));
+        return Ok(true);
+    }
     run.push(Hop::ToolInput, WitnessKind::Real, Some(true), receipt, None);
     Ok(true)
 }

@@ -7,7 +7,7 @@
 use super::{Flow, State};
 use crate::run::Run;
 use crate::windows::{self, Receiver};
-use crate::{classify, CheckError};
+use crate::{classify, errexit, CheckError};
 use iec_core::{Hop, Mechanism, WitnessKind};
 use iec_launches::{render, Windows};
 use iec_windows::powershell::grammar;
@@ -49,6 +49,19 @@ pub(crate) fn hop(
         json!({ "wrapper": wrapper_text, "payload": p.words, "delivers": p.designed, "changes": p.changes });
     match run.same_bash_modulo(text, &p.designed, w.stdin_suffix.as_deref())? {
         None => {
+            if let Some(why) = errexit_lost(run, &w.template, text)? {
+                run.diverge(
+                    Hop::Wrapper,
+                    WitnessKind::Emulated,
+                    receipt,
+                    Mechanism::Other,
+                    true,
+                    text,
+                    &p.designed,
+                    format!("the harness changes what the command does through the wrapper around it: {why}"),
+                );
+                return Ok(None);
+            }
             run.push(
                 Hop::Wrapper,
                 WitnessKind::Emulated,
@@ -58,8 +71,15 @@ pub(crate) fn hop(
             );
             Ok(Some((wrapper_text, Some(p))))
         }
-        Some(parse) => {
+        Some((parse, overrides)) => {
             let m = classify::mechanism(text, &p.designed);
+            let what = p
+                .changes
+                .iter()
+                .cloned()
+                .chain(overrides)
+                .collect::<Vec<_>>()
+                .join("; ");
             run.diverge(
                 Hop::Wrapper,
                 WitnessKind::Emulated,
@@ -68,14 +88,47 @@ pub(crate) fn hop(
                 parse.parses(),
                 text,
                 &p.designed,
-                format!(
-                    "the harness changes the command while building the wrapper: {}",
-                    p.changes.join("; ")
-                ),
+                format!("the harness changes the command while building the wrapper: {what}"),
             );
             Ok(None)
         }
     }
+}
+
+/// Why the text's `set -e` no longer stops it inside the launch's wrapper (see
+/// [`crate::errexit`]); `None` where the text does not turn errexit on or the wrapper keeps it.
+fn errexit_lost(run: &Run<'_>, template: &str, text: &str) -> Result<Option<String>, CheckError> {
+    if !errexit::may_enable(text) {
+        return Ok(None);
+    }
+    let Some(on) = enables(run, text, 0)? else {
+        return Ok(None);
+    };
+    let wrapper = run.parse(&errexit::marked(template))?;
+    Ok(wrapper
+        .canonical()
+        .and_then(errexit::ignored_by)
+        .map(|why| format!("the text's `{on}` asks bash to stop at the first failing command, but {why}, so the commands after a failure still run")))
+}
+
+/// The `set`/`shopt` command that turns errexit on in `text`, also inside `eval` of static
+/// words (a repaired call is `eval $'…'`), a few levels deep.
+fn enables(run: &Run<'_>, text: &str, depth: usize) -> Result<Option<String>, CheckError> {
+    let parse = run.parse(text)?;
+    let Some(c) = parse.canonical() else {
+        return Ok(None);
+    };
+    if let Some(on) = errexit::enabled_by(c) {
+        return Ok(Some(on));
+    }
+    if depth < 4 {
+        for body in errexit::eval_bodies(c) {
+            if let Some(on) = enables(run, &body, depth + 1)? {
+                return Ok(Some(on));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The wrapper hop of a PowerShell launch: the script must hold the harness's statements and

@@ -1,0 +1,709 @@
+//! Claude Code's "unparsed line" refusal (2.1.317 and later): a model of when the harness asks
+//! for approval, which `--dangerously-skip-permissions` does not lift, before any shell runs.
+//!
+//! What the harness does (read in the 2.1.332 native binary's embedded JavaScript; the names
+//! are the bundle's minified ones):
+//!
+//! * Its bash permission check `wVe` parses the whole command with its own parser (`pj` →
+//!   `Qy().parse`, a hand-written JavaScript parser that builds tree-sitter-bash-shaped nodes;
+//!   no tree-sitter grammar is involved, though its telemetry is still called
+//!   `tengu_tree_sitter_parse_abort`). When the analysis of that tree (`FK`) is "too-complex",
+//!   and no permission rule decided, it calls `sSe(root, undefined, {budget}, …)`.
+//! * `sSe` asks ("Claude Code can't be sure it read this command the way the shell will, so it
+//!   can't rule out a dangerous removal. This requires explicit approval. …", decision reason a
+//!   `safetyCheck` with `classifierApprovable: false`, `circuitBreaker: "dangerousRemoval"`,
+//!   `removalRule: "unparsed_line"`) when the root node's type is `ERROR` or `NMs(root)` holds.
+//!   Whether the text looks like `rm` (`one`) or holds a `$'…\x…'` escape (`SLt`) only changes
+//!   the message ("This command could not be checked for dangerous rm operations: the shell may
+//!   read it differently than it was parsed."), not the refusal.
+//! * The parser (`Gn`, after `Kn` built the `program` node) wraps the whole tree in an `ERROR`
+//!   node when it noticed a text that bash and zsh read differently:
+//!   - `dollarOperandDiff`: `mDo = /\$\$[({[]/` matches anywhere in the text, quoted or not
+//!     (behind the gates `tengu_deep_locket`, default on, and `tengu_moonlit_crayon`, default
+//!     off);
+//!   - `zshBraceDiff`: the text contains `$\` and a newline, or a `${…}` whose body the parser
+//!     finds ambiguous (an inner `{`, a line continuation, `$[`, a blank or `|` first, …);
+//!   - `zshCondParenDiff`: `[[` then `(` (line continuations between) where a command starts;
+//!   - `zshMathDiff`: `$[…]` or `$((` that the lexer did not read as arithmetic outside
+//!     single quotes, comments and quoted here-documents, `((` in an argument, `((`/`$[` in a
+//!     backquoted body (gate `bot_protected_tengu_gilded_abacus`, default on);
+//!   - `keywordDesync`: a reserved word (`if then elif else fi while until for in do done case
+//!     esac function select`) or a function definition right after assignments or redirections.
+//! * `NMs` re-parses each backquoted body with `\``, `\$`, `\\`, `\"` or a line continuation in
+//!   it (a `backtick_escape_unsupported` node), unescaped, and holds when every re-parse is an
+//!   `ERROR` (or, in one mode, when a re-parse fails).
+//!
+//! The parser is some 5,000 lines; this module does not port it. It finds the certain cases
+//! (`$$(`, `$${`, `$$[` anywhere; `$\` newline; a text that starts with `[[(`), which the real
+//! 2.1.332 refuses every time (`crates/iec-harness/tests/unparsed_line.rs`), and marks as
+//! possible every text with a shape that can set one of the other flags, so that a check says
+//! `unknown` there rather than "corresponds". How close that is, measured against the harness's
+//! own parser run on texts (its gates at their defaults; `docs/findings/harness-runs.md`): of
+//! 12,661 random texts over the hazard alphabet that bash parses, the parser refuses 301; the
+//! model calls 158 certain, 140 possible and misses 3 (listed in `docs/limits.md`), and calls
+//! 106 of the 12,360 others possible. Of 2,400 generated hazard payloads (the agreement tests'
+//! families), the parser refuses 5, all certain here, and the model calls none of the others
+//! possible.
+
+/// What the model says of a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unparsed {
+    /// The parser flag the text sets (`dollar-operand`, `dollar-continuation`, `cond-paren`,
+    /// `keyword-after-prefix`, `arithmetic`, `brace-expansion`, `backquote-escape`).
+    pub rule: &'static str,
+    /// Byte offset of the construct.
+    pub offset: usize,
+    /// True when the harness refuses the text for certain; false when it may.
+    pub certain: bool,
+}
+
+/// The reserved words of the harness parser's `bDo` set.
+const KEYWORDS: &[&str] = &[
+    "if", "then", "elif", "else", "fi", "while", "until", "for", "in", "do", "done", "case", "esac",
+    "function", "select",
+];
+
+/// The model's finding for `text`, certain findings first.
+pub fn unparsed_line(text: &str) -> Option<Unparsed> {
+    certain(text).or_else(|| possible(text))
+}
+
+fn certain(text: &str) -> Option<Unparsed> {
+    let b = text.as_bytes();
+    let hit = |rule, offset| Unparsed {
+        rule,
+        offset,
+        certain: true,
+    };
+    // `mDo` and `Gn`'s `dollarOperandDiff`.
+    if let Some(i) = (0..b.len().saturating_sub(2))
+        .find(|&i| b[i] == b'$' && b[i + 1] == b'$' && matches!(b[i + 2], b'(' | b'{' | b'['))
+    {
+        return Some(hit("dollar-operand", i));
+    }
+    // `zshBraceDiff: src.includes("$\\\n")`.
+    if let Some(i) = text.find("$\\\n") {
+        return Some(hit("dollar-continuation", i));
+    }
+    // The lexer's `[[(` at a command's start (`zshCondParenDiff`).
+    let start = text.len() - text.trim_start().len();
+    if text[start..].starts_with("[[(") {
+        return Some(hit("cond-paren", start));
+    }
+    None
+}
+
+fn possible(text: &str) -> Option<Unparsed> {
+    let hit = |rule, offset| {
+        Some(Unparsed {
+            rule,
+            offset,
+            certain: false,
+        })
+    };
+    let lit = literal_mask(text);
+    if let Some(i) = cond_paren(text, &lit) {
+        return hit("cond-paren", i);
+    }
+    if let Some(i) = keyword_after_prefix(text) {
+        return hit("keyword-after-prefix", i);
+    }
+    if let Some(i) = arithmetic(text, &lit) {
+        return hit("arithmetic", i);
+    }
+    if let Some(i) = brace_expansion(text, &lit) {
+        return hit("brace-expansion", i);
+    }
+    if let Some(i) = odd_shapes(text, &lit) {
+        return hit("odd-shape", i);
+    }
+    for (start, body) in backquoted(text) {
+        if has_escapes(body) {
+            // `NMs`: the body is parsed again with its escapes removed (`\"` kept or not).
+            let unescaped = unescape_backquoted(body);
+            if unparsed_line(&unescaped).is_some() || unescaped.contains('`') {
+                return hit("backquote-escape", start);
+            }
+        }
+    }
+    None
+}
+
+/// Bytes the parser reads as literal text: inside `'…'` or `$'…'` outside double quotes, and
+/// comments (`#` where a word starts, to the end of the line). A construct there sets no flag
+/// (`Gn` skips `raw_string`, `ansi_c_string` and `comment` nodes).
+fn literal_mask(text: &str) -> Vec<bool> {
+    let b = text.as_bytes();
+    let mut mask = vec![false; b.len()];
+    let (mut i, mut dq) = (0, false);
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => {
+                dq = !dq;
+                i += 1;
+            }
+            b'\'' if !dq => {
+                let s = i;
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    // `$'…'` ends at an unescaped quote.
+                    i += if b[i] == b'\\' && s > 0 && b[s - 1] == b'$' {
+                        2
+                    } else {
+                        1
+                    };
+                }
+                i += 1;
+                mask[s..i.min(b.len())].iter_mut().for_each(|m| *m = true);
+            }
+            b'#' if !dq && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b';' | b'&' | b'|')) => {
+                let s = i;
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                mask[s..i].iter_mut().for_each(|m| *m = true);
+            }
+            _ => i += 1,
+        }
+    }
+    mask
+}
+
+/// Bytes inside double quotes or here-document bodies: the lexer reads a `((` there as string
+/// text (`python3 -c "print((1,2))"` and `cat <<EOF` … `((x))` run).
+fn string_mask(text: &str, lit: &[bool]) -> Vec<bool> {
+    let b = text.as_bytes();
+    let mut mask = vec![false; b.len()];
+    let (mut i, mut dq) = (0, false);
+    let mut pending: Vec<String> = Vec::new();
+    while i < b.len() {
+        if lit[i] && !dq {
+            i += 1;
+            continue;
+        }
+        match b[i] {
+            b'\\' => {
+                mask[i] = dq;
+                i += 2;
+                continue;
+            }
+            b'"' => dq = !dq,
+            b'<' if !dq && b.get(i + 1) == Some(&b'<') && b.get(i + 2) != Some(&b'<') => {
+                // `<<WORD`, `<<-WORD`, `<<'WORD'`, `<<"WORD"`: its delimiter.
+                let rest = text[i + 2..]
+                    .trim_start_matches('-')
+                    .trim_start_matches([' ', '\t']);
+                let word: String = rest
+                    .chars()
+                    .take_while(|c| !matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')'))
+                    .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                    .collect();
+                if !word.is_empty() {
+                    pending.push(word);
+                }
+            }
+            b'\n' if !dq && !pending.is_empty() => {
+                // The bodies follow, one after the other, each up to its delimiter line.
+                let mut j = i + 1;
+                for word in pending.drain(..) {
+                    while j < b.len() {
+                        let end = text[j..].find('\n').map_or(b.len(), |e| j + e);
+                        let done = text[j..end].trim_start_matches('\t') == word;
+                        if !done {
+                            mask[j..end].iter_mut().for_each(|m| *m = true);
+                        }
+                        j = (end + 1).min(b.len());
+                        if done {
+                            break;
+                        }
+                    }
+                }
+                i = j;
+                continue;
+            }
+            _ => {}
+        }
+        mask[i] = dq;
+        i += 1;
+    }
+    mask
+}
+
+/// `[[`, line continuations, `(` outside literal text.
+fn cond_paren(text: &str, lit: &[bool]) -> Option<usize> {
+    let b = text.as_bytes();
+    let skip = |mut i: usize| {
+        while b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&b'\n') {
+            i += 2;
+        }
+        i
+    };
+    (0..b.len()).find(|&i| {
+        b[i] == b'[' && !lit[i] && {
+            let j = skip(i + 1);
+            b.get(j) == Some(&b'[') && b.get(skip(j + 1)) == Some(&b'(')
+        }
+    })
+}
+
+/// A word of the text: its offset and whether a command may start there (the text's start, or
+/// after `;`, `&`, `|`, `(`, `)`, `{`, `}`, `!`, a newline or a backquote; or after a word
+/// that is a reserved word).
+struct Word<'a> {
+    at: usize,
+    text: &'a str,
+    command_start: bool,
+}
+
+/// Blank-separated words (a line continuation is a blank, as for the lexer).
+fn words(text: &str) -> Vec<Word<'_>> {
+    let b = text.as_bytes();
+    let mut out: Vec<Word<'_>> = Vec::new();
+    let mut i = 0;
+    let mut start = true;
+    let sep = |c: u8| matches!(c, b';' | b'&' | b'|' | b'(' | b')' | b'\n' | b'`');
+    while i < b.len() {
+        let blank = |i: usize| {
+            matches!(b[i], b' ' | b'\t') || sep(b[i]) || (b[i] == b'\\' && b.get(i + 1) == Some(&b'\n'))
+        };
+        if blank(i) {
+            if sep(b[i]) {
+                start = true;
+            }
+            i += if b[i] == b'\\' { 2 } else { 1 };
+            continue;
+        }
+        let s = i;
+        while i < b.len() && !blank(i) {
+            i += 1;
+        }
+        let w = &text[s..i];
+        let after_keyword = out.last().is_some_and(|p| {
+            p.command_start && (KEYWORDS.contains(&p.text) || matches!(p.text, "{" | "}" | "!"))
+        });
+        // The lexer splits a leading `{`, `}` or `[` off a word.
+        let w = w.trim_start_matches(['{', '}', '[']);
+        let split = s < i - w.len();
+        if w.is_empty() {
+            start = true;
+            continue;
+        }
+        out.push(Word {
+            at: i - w.len(),
+            text: w,
+            command_start: start || split || after_keyword,
+        });
+        start = false;
+    }
+    out
+}
+
+fn is_assignment(w: &str) -> bool {
+    let Some(eq) = w.find('=') else { return false };
+    let name = w[..eq].trim_end_matches('+');
+    let name = name.split('[').next().unwrap_or("");
+    let mut c = name.chars();
+    matches!(c.next(), Some(ch) if ch == '_' || ch.is_ascii_alphabetic())
+        && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric())
+}
+
+/// A word that is or starts a redirection (`>f`, `2>`, `&>`, `<<<x`); `Some(true)` when the
+/// operator is the whole word (its target is the next word).
+fn redirection(w: &str) -> Option<bool> {
+    let rest = w.trim_start_matches(|c: char| c.is_ascii_digit());
+    let rest = rest
+        .strip_prefix('{')
+        .map_or(rest, |r| r.split_once('}').map_or(r, |x| x.1));
+    let op_len = rest
+        .bytes()
+        .take_while(|c| matches!(c, b'<' | b'>' | b'&' | b'|'))
+        .count();
+    if op_len == 0 || !(rest.starts_with('<') || rest.starts_with('>') || rest.starts_with("&>")) {
+        return None;
+    }
+    Some(op_len == rest.len())
+}
+
+/// `keywordDesync`: a reserved word (or `NAME()`) right after assignments or redirections that
+/// stand where a command starts.
+fn keyword_after_prefix(text: &str) -> Option<usize> {
+    let ws = words(text);
+    let keyword_like = |w: &str| {
+        KEYWORDS.iter().any(|k| {
+            w.strip_prefix(k).is_some_and(|r| {
+                !r.starts_with(|c: char| c == '_' || c == '=' || c == '+' || c.is_ascii_alphanumeric())
+            })
+        })
+    };
+    for k in 1..ws.len() {
+        let w = &ws[k];
+        let parens = text[w.at + w.text.len()..]
+            .trim_start_matches([' ', '\t'])
+            .starts_with('(');
+        if !keyword_like(w.text) && !parens {
+            continue;
+        }
+        // Walk back over the prefix: assignments, redirections and their targets.
+        let mut j = k;
+        while j > 0 && !ws[j].command_start {
+            let p = ws[j - 1].text;
+            let prefix = is_assignment(p)
+                || redirection(p).is_some()
+                || (j >= 2 && redirection(ws[j - 2].text) == Some(true) && !ws[j - 1].command_start);
+            if !prefix {
+                break;
+            }
+            j -= 1;
+        }
+        if j < k && ws[j].command_start {
+            return Some(w.at);
+        }
+    }
+    None
+}
+
+/// `zshMathDiff` shapes: `$(`, continuations, `(`; `((` not after `$` in an argument; `$[`
+/// whose body holds more than an expression of words; `((` or `$[` in a backquoted body with
+/// escapes.
+fn arithmetic(text: &str, lit: &[bool]) -> Option<usize> {
+    let b = text.as_bytes();
+    // Quotes hide these; a comment does unless a redirection stands before it on its line: the
+    // lexer does not read `#` as a comment everywhere bash does (`argvprobe > f #((` is
+    // refused).
+    let quoted = |i: usize| {
+        let line = || b[..=i].iter().rev().take_while(|&&c| c != b'\n');
+        lit[i] && !(line().any(|&c| c == b'#') && line().any(|&c| c == b'<' || c == b'>'))
+    };
+    let strings = string_mask(text, lit);
+    for i in (0..b.len()).filter(|&i| !quoted(i)) {
+        if b[i] == b'$' && escaped(b, i) {
+            continue;
+        }
+        if b[i] == b'$' && b.get(i + 1) == Some(&b'(') && b.get(i + 2) == Some(&b'\\') {
+            let mut j = i + 2;
+            while b.get(j) == Some(&b'\\') && b.get(j + 1) == Some(&b'\n') {
+                j += 2;
+            }
+            if b.get(j) == Some(&b'(') {
+                return Some(i);
+            }
+        }
+        if b[i] == b'(' && b.get(i + 1) == Some(&b'(') && (i == 0 || b[i - 1] != b'$') && !strings[i] {
+            // `((` is arithmetic where a command starts; elsewhere the harness may read it as
+            // zsh would.
+            let before = text[..i].trim_end_matches([' ', '\t']);
+            let command_start = before.is_empty()
+                || before.ends_with([';', '&', '|', '\n', '('])
+                || before.ends_with("then")
+                || before.ends_with("do");
+            if !command_start {
+                return Some(i);
+            }
+        }
+        // `$((` with no `))` after it: not arithmetic to the lexer.
+        if b[i] == b'$' && text[i..].starts_with("$((") && !text[i + 3..].contains("))") {
+            return Some(i);
+        }
+        if b[i] == b'$' && b.get(i + 1) == Some(&b'[') {
+            let body = &text[i + 2..];
+            match body.find(']') {
+                Some(end)
+                    if end > 0 && !body[..end].contains(|c: char| "[({})\\`'\"$\n<>&;|".contains(c)) => {}
+                _ => return Some(i),
+            }
+        }
+    }
+    // A backquoted body with escapes is kept as one node, whose text is tested for `((` and `$[`
+    // (`U6n`) as it stands.
+    // The same where the body does not parse up to its closing backquote
+    // (`backtick_body_overrun`): unbalanced parentheses, here approximated.
+    backquoted(text)
+        .into_iter()
+        .find(|(_, body)| {
+            let opens = body.matches('(').count() != body.matches(')').count()
+                || body.matches('\'').count() % 2 == 1
+                || body.matches('"').count() % 2 == 1;
+            (has_escapes(body) || opens) && (body.contains("((") || body.contains("$["))
+        })
+        .map(|(start, _)| start)
+}
+
+/// A backquoted body with `\``, `\$`, `\\`, `\"` or a line continuation: the parser keeps it as
+/// one `backtick_escape_unsupported` node.
+fn has_escapes(body: &str) -> bool {
+    body.as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'\\' && matches!(w[1], b'`' | b'$' | b'\\' | b'"' | b'\n'))
+}
+
+/// `zshBraceDiff` shapes of `${…}`: an inner `{`, a continuation, `$[`, `<>&;|`, a blank or `|`
+/// first, or no closing `}`.
+fn brace_expansion(text: &str, lit: &[bool]) -> Option<usize> {
+    let b = text.as_bytes();
+    for i in 0..b.len().saturating_sub(1) {
+        if b[i] != b'$' || b[i + 1] != b'{' || lit[i] {
+            continue;
+        }
+        let mut j = i + 2;
+        let mut closed = false;
+        let mut odd = false;
+        let mut depth = 1;
+        if matches!(b.get(j), Some(b' ' | b'\t' | b'\n' | b'|')) {
+            return Some(i);
+        }
+        while j < b.len() {
+            match b[j] {
+                b'\\' => {
+                    if b.get(j + 1) == Some(&b'\n') {
+                        odd = true;
+                    }
+                    j += 2;
+                    continue;
+                }
+                b'$' if b.get(j + 1) == Some(&b'{') => {
+                    depth += 1;
+                    j += 2;
+                    continue;
+                }
+                b'{' | b'<' | b'>' | b'&' | b';' | b'|' => odd = true,
+                b'$' if b.get(j + 1) == Some(&b'[') => odd = true,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        closed = true;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        if odd || !closed {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Shapes the real 2.1.332 refused where the rules above saw nothing (red team round 6), each
+/// taken as possible: `((` where a command starts with no `))` before the next `;`, `)` or
+/// newline (nested subshells, `((echo a); echo b)`); `${NAME` followed by a character that
+/// neither closes nor starts an operator (`${x y}`, `${x\ }`, `${"x"}`); a `$(` with no `)`
+/// after it (an unquoted here-document's `price: $(`).
+fn odd_shapes(text: &str, lit: &[bool]) -> Option<usize> {
+    let b = text.as_bytes();
+    // A quoted here-document's body is literal text; not told apart here, so the `$(` rule is
+    // left out where the text has one.
+    let quoted_heredoc = ["<<'", "<<\"", "<<-'", "<<-\"", "<<\\"]
+        .iter()
+        .any(|q| text.contains(q));
+    for i in (0..b.len()).filter(|&i| !lit[i] && text.is_char_boundary(i)) {
+        let rest = &text[i..];
+        if rest.starts_with("((") && (i == 0 || b[i - 1] != b'$') {
+            let before = text[..i].trim_end_matches([' ', '\t']);
+            let command_start = before.is_empty() || before.ends_with([';', '&', '|', '\n', '(']);
+            if command_start && !arithmetic_closes(&rest[2..]) {
+                return Some(i);
+            }
+        }
+        if rest.starts_with("${") && !escaped(b, i) {
+            let indirect = rest[2..].starts_with('!');
+            let inner = rest[2..].trim_start_matches(['#', '!']);
+            let name = inner
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(inner.len());
+            let after = &inner[name..];
+            let odd = match after.chars().next() {
+                None => true,
+                Some(' ' | '\t') => !after.trim_start().starts_with('}'),
+                Some('[') => after[1..]
+                    .split(']')
+                    .next()
+                    .is_some_and(|s| s.contains([' ', '\t'])),
+                // `${!x*}`: the names that start with `x`.
+                Some('*') => !indirect,
+                Some(c) => !"}:-=?+#%/^,@".contains(c),
+            };
+            if odd {
+                return Some(i);
+            }
+        }
+        if rest.starts_with("$(")
+            && !rest.starts_with("$((")
+            && !escaped(b, i)
+            && !quoted_heredoc
+            && !rest[2..].contains(')')
+        {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Whether the byte at `i` follows an odd number of backslashes (a literal one).
+fn escaped(b: &[u8], i: usize) -> bool {
+    b[..i].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1
+}
+
+/// Whether an arithmetic command's body (after `((`) closes with `))` at its own depth before a
+/// `;` or newline: otherwise bash reads nested subshells (`((echo a); echo b)`).
+fn arithmetic_closes(body: &str) -> bool {
+    let b = body.as_bytes();
+    let mut depth = 0usize;
+    let mut k = 0;
+    while k < b.len() {
+        match b[k] {
+            b'(' => depth += 1,
+            b')' if depth > 0 => depth -= 1,
+            b')' => return b.get(k + 1) == Some(&b')'),
+            b';' | b'\n' if depth == 0 => return false,
+            _ => {}
+        }
+        k += 1;
+    }
+    false
+}
+
+/// Backquoted bodies (offset of the opening backquote, body without the backquotes; an
+/// unclosed one runs to the end).
+fn backquoted(text: &str) -> Vec<(usize, &str)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b[i] == b'`' {
+            let s = i;
+            i += 1;
+            while i < b.len() && b[i] != b'`' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            let e = i.min(b.len());
+            out.push((s, &text[s + 1..e]));
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A backquoted body as the harness parses it again (`H` in `NMs`'s module): `\x` for x in
+/// `` ` $ \ " `` becomes x, a line continuation goes.
+fn unescape_backquoted(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut it = body.chars().peekable();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            match it.peek() {
+                Some('\n') => {
+                    it.next();
+                    continue;
+                }
+                Some(&n @ ('`' | '$' | '\\' | '"')) => {
+                    it.next();
+                    out.push(n);
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(t: &str) -> Option<(&'static str, bool)> {
+        unparsed_line(t).map(|u| (u.rule, u.certain))
+    }
+
+    /// Each text with what the harness's own parser said of it (root `ERROR` or not), gates at
+    /// their defaults; the first group was also run through the real 2.1.332
+    /// (`crates/iec-harness/tests/unparsed_line.rs`).
+    #[test]
+    fn certain_and_possible_and_clean() {
+        let cases: &[(&str, Option<(&str, bool)>)] = &[
+            ("argvprobe '$$(~$'", Some(("dollar-operand", true))),
+            ("argvprobe '$${x}'", Some(("dollar-operand", true))),
+            ("argvprobe \"$$[\"", Some(("dollar-operand", true))),
+            ("argvprobe $'$$('", Some(("dollar-operand", true))),
+            ("argvprobe # $$(", Some(("dollar-operand", true))),
+            ("argvprobe \"$\\\nx\"", Some(("dollar-continuation", true))),
+            ("[[(1 == 1)]] && argvprobe x", Some(("cond-paren", true))),
+            ("argvprobe ${x:-{a}", Some(("brace-expansion", false))),
+            ("argvprobe `echo ((`", Some(("arithmetic", false))),
+            ("x=1 if", Some(("keyword-after-prefix", false))),
+            ("> f if", Some(("keyword-after-prefix", false))),
+            ("x=1 then argvprobe", Some(("keyword-after-prefix", false))),
+            ("echo x; x=1 do", Some(("keyword-after-prefix", false))),
+            ("x=1 f() { :; }", Some(("keyword-after-prefix", false))),
+            ("x=1 \\\nfi argvprobe x", Some(("keyword-after-prefix", false))),
+            ("echo a; [[\\\n(1 == 1)]]", Some(("cond-paren", false))),
+            ("argvprobe *${>&}", Some(("brace-expansion", false))),
+            ("argvprobe $> f # )$((", Some(("arithmetic", false))),
+            ("argvprobe fi {=$[]", Some(("arithmetic", false))),
+            ("argvprobe `'$((\"))`> f ", Some(("arithmetic", false))),
+            (
+                "[[x=1 for \\>#< argvprobe x",
+                Some(("keyword-after-prefix", false)),
+            ),
+            ("}\\\nx=1 for  argvprobe x", Some(("keyword-after-prefix", false))),
+            (
+                "argvprobe `do \\\nx=1 then `",
+                Some(("keyword-after-prefix", false)),
+            ),
+            ("argvprobe [[(", Some(("cond-paren", false))),
+            // Red team round 6: refused by the real 2.1.332 where the rules above saw nothing.
+            ("((echo a); echo b)", Some(("odd-shape", false))),
+            ("((cd /tmp && ls) )", Some(("odd-shape", false))),
+            ("((argvprobe $((1)) ) )", Some(("odd-shape", false))),
+            ("cat <<EOF\nprice: $(\nEOF", Some(("odd-shape", false))),
+            ("echo ${x y}", Some(("odd-shape", false))),
+            ("argvprobe ${x!}", Some(("odd-shape", false))),
+            ("argvprobe ${#x y}", Some(("odd-shape", false))),
+            ("argvprobe ${x[a b]}", Some(("odd-shape", false))),
+            ("echo ${\"x\"}", Some(("odd-shape", false))),
+            // Their neighbours that ran.
+            ("argvprobe ${!x*} ${x }", None),
+            ("(( (1) ))&&argvprobe a", None),
+            ("((x=(1)+(2)));argvprobe $x", None),
+            ("cat <<'EOF'\n$(\nEOF", None),
+            ("argvprobe \\${x y}", None),
+            ("argvprobe '$(x'", None),
+            ("python3 -c \"print((1,2))\"", None),
+            ("cat <<EOF\n$((1+2)) ((x))\nEOF", None),
+            ("echo a # ((comment))", None),
+            ("find . -name \"*.rs\" -exec grep -l \"((\" {} +", None),
+            ("argvprobe \"$((2*3))\"", None),
+            ("argvprobe $((1+2))", None),
+            ("((x=1)); argvprobe $x", None),
+            ("argvprobe `echo $((1+2))`", None),
+            ("argvprobe $[1+2]", None),
+            ("argvprobe \"$[1+2]\"", None),
+            ("argvprobe ${x:-'a b'}", None),
+            ("argvprobe \"${x:-'a b'}\"", None),
+            ("argvprobe ${x:-$(echo a)}", None),
+            ("argvprobe ${x:-${y}}", None),
+            ("argvprobe ${#x} ${x/a/b} ${!x} ${x[0]}", None),
+            ("argvprobe `echo \\\"a\\\"`", None),
+            ("argvprobe `echo \\$x`", None),
+            ("argvprobe \\$\\$\\(", None),
+            ("argvprobe $$ (x)", None),
+            ("f() { x; }; argvprobe", None),
+            ("[[ (1 == 1) ]] && argvprobe x", None),
+            ("argvprobe '!*$HOME~'", None),
+            ("x=1 argvprobe if", None),
+            ("argvprobe x=1", None),
+            ("argvprobe '日本!foo$' \"é$((1))\" `x`", None),
+        ];
+        for (t, want) in cases {
+            assert_eq!(rule(t), *want, "{t:?}");
+        }
+    }
+}
