@@ -15,9 +15,10 @@
 //!   the command: the outer shell parsed it a second time. What the expansion adds after the
 //!   command is the `stdin_suffix`;
 //! * **spawn argv**: that `/proc/$$/cmdline`, with the wrapper element as `{{wrapper}}`;
-//! * **validation**: control-character markers (CR, U+0001, ESC, DEL; tab and LF as controls)
-//!   that the harness answers with an error tool result before any shell ran, and a
-//!   command-substitution marker;
+//! * **validation**: control-character markers (CR, U+0001, ESC, DEL, U+0085; tab and LF as controls)
+//!   that the harness answers with an error tool result before any shell ran, a
+//!   command-substitution marker, and an unparsed-line marker (`'$$('`, refused by Claude Code's
+//!   own parser from 2.1.317 on);
 //! * **snapshot shadowing**: the functions and aliases defined in the harness's shell
 //!   (`compgen -A function`, `compgen -a`, with `type -t`/`type -P`) that a plain `bash -c` does
 //!   not have.
@@ -82,6 +83,7 @@ pub const CONTROLS: &[(&str, char)] = &[
     ("soh", '\u{1}'),
     ("esc", '\u{1b}'),
     ("del", '\u{7f}'),
+    ("nel", '\u{85}'),
     ("tab", '\t'),
     ("lf", '\n'),
 ];
@@ -275,6 +277,13 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
         "leading and trailing white space",
         true,
         &simple(|t| format!("  argvprobe {t} b  ")),
+    );
+    add(
+        "unparsed",
+        Context,
+        "`$$(` in single quotes: a text bash and zsh may read differently (Claude Code refuses it before any shell runs from 2.1.317 on: its unparsed-line check)",
+        true,
+        &simple(|t| format!("argvprobe {t} '$$('")),
     );
     add(
         "subst",
@@ -1366,6 +1375,9 @@ struct Validation {
     reject_control_chars: Option<String>,
     reject_newlines: Option<String>,
     reject_command_substitution: Option<String>,
+    /// The harness's own parser refuses texts it may read otherwise than bash
+    /// ([`iec_launches::unparsed`]): learned from the `unparsed` marker.
+    refuse_unparsed_line: Option<String>,
 }
 
 /// Whether a marker is a command-substitution one (`subst`, `backtick`, in any shape).
@@ -1375,7 +1387,7 @@ fn substitutes(id: &str) -> bool {
 }
 
 /// **Validation**: the control-character markers the harness refuses before any shell ran (CR,
-/// U+0001, ESC, DEL: control characters; CR and LF: newlines), and whether it refuses command
+/// U+0001, ESC, DEL, U+0085: control characters, C1 included; CR and LF: newlines), and whether it refuses command
 /// substitution. Any other refusal is not a rule a launch can say.
 fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
     let by_id = |id: &str| seen.iter().find(|s| s.m.id == id).expect("marker");
@@ -1398,7 +1410,7 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
     let set = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let (reject_control_chars, reject_newlines) = if rejected_controls.is_empty() {
         (None, None)
-    } else if rejected_controls == set(&["cr", "soh", "esc", "del"]) {
+    } else if rejected_controls == set(&["cr", "soh", "esc", "del", "nel"]) {
         (Some(msg_of("cr")), None)
     } else if rejected_controls == set(&["cr", "lf"]) {
         (None, Some(msg_of("lf")))
@@ -1423,11 +1435,21 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
                 .collect::<Vec<_>>()
         );
     }
+    let refuse_unparsed_line = by_id("unparsed").rejected.clone();
     for s in seen {
         // A refusal with the command-substitution marker's message is that rule (`$((…))` holds
-        // `$(`); whether iec check predicts it is judged with the other markers.
+        // `$(`); whether iec check predicts it is judged with the other markers. So is a refusal
+        // with the unparsed-line marker's message on a text the model calls certain.
         let same_rule = reject_command_substitution.is_some() && s.rejected == reject_command_substitution;
-        if s.rejected.is_some() && s.m.kind != MarkerKind::Control && !substitutes(&s.m.id) && !same_rule {
+        let unparsed = refuse_unparsed_line.is_some()
+            && s.rejected == refuse_unparsed_line
+            && iec_launches::unparsed::unparsed_line(&s.m.command).is_some_and(|u| u.certain);
+        if s.rejected.is_some()
+            && s.m.kind != MarkerKind::Control
+            && !substitutes(&s.m.id)
+            && !same_rule
+            && !unparsed
+        {
             bail!(
                 "the harness refused marker {} ({:?}): {:?}",
                 s.m.id,
@@ -1440,6 +1462,7 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         reject_control_chars,
         reject_newlines,
         reject_command_substitution,
+        refuse_unparsed_line,
     })
 }
 
@@ -1522,12 +1545,14 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
     if v.reject_control_chars.is_some()
         || v.reject_newlines.is_some()
         || v.reject_command_substitution.is_some()
+        || v.refuse_unparsed_line.is_some()
     {
         t.push_str("\n[validate]\n");
         for (k, v) in [
             ("reject_control_chars", &v.reject_control_chars),
             ("reject_newlines", &v.reject_newlines),
             ("reject_command_substitution", &v.reject_command_substitution),
+            ("refuse_unparsed_line", &v.refuse_unparsed_line),
         ] {
             if let Some(v) = v {
                 t.push_str(&format!("{k} = {}\n", toml_str(v)));

@@ -94,14 +94,28 @@ fn learned_2_1_332_launch_agrees_with_real_runs_of_the_hazard_payloads() {
     );
     assert_eq!(l.launch.validate.reject_newlines, None);
     assert_eq!(l.launch.validate.reject_command_substitution, None);
-    // CR, U+0001, ESC and DEL are refused before any shell runs; tab and LF reach the shell.
+    // Its own bash parser refuses `$$(` (the unparsed-line marker), permissions bypassed.
+    let unparsed = l
+        .launch
+        .validate
+        .refuse_unparsed_line
+        .as_deref()
+        .unwrap_or_default();
+    assert!(
+        unparsed.starts_with("Claude Code can't be sure it read this command the way the shell will, so it can't rule out a dangerous removal. This requires explicit approval."),
+        "{unparsed:?}"
+    );
+    // CR, U+0001, ESC, DEL, U+0085 (a C1 control) and `$$(` are refused before any shell runs;
+    // tab and LF reach the shell.
     for (marker, refused) in [
         ("cr", true),
         ("soh", true),
         ("esc", true),
         ("del", true),
+        ("nel", true),
         ("tab", false),
         ("lf", false),
+        ("unparsed", true),
     ] {
         let e = evidence(&l, marker);
         assert_eq!(e.reached_shell, !refused, "marker {marker}: {}", e.finding);
@@ -163,7 +177,8 @@ fn learning_2_1_72_finds_its_other_rendering() {
         l.launch.validate.reject_control_chars, None,
         "2.1.72 lets control characters through"
     );
-    for marker in ["cr", "soh", "esc", "del", "tab", "lf"] {
+    assert_eq!(l.launch.validate.refuse_unparsed_line, None);
+    for marker in ["cr", "soh", "esc", "del", "nel", "tab", "lf", "unparsed"] {
         assert!(evidence(&l, marker).reached_shell, "marker {marker}");
     }
     assert_eq!(l.launch.spawn.argv, ["/bin/bash", "-c", "{{wrapper}}"]);

@@ -61,13 +61,16 @@ pub struct Rejection {
     pub offset: usize,
 }
 
+/// A control character Claude Code refuses (its `Ml`, 2.1.191 to 2.1.332: a UTF-16 code unit
+/// below 32 other than tab and LF, or from 127 to 159, so DEL and the C1 controls U+0080–U+009F).
+fn is_hidden_control(c: char) -> bool {
+    (c.is_ascii_control() && c != '\t' && c != '\n') || ('\u{7f}'..='\u{9f}').contains(&c)
+}
+
 /// Applies the launch's input validation to a command text.
 pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
     if let Some(msg) = &v.reject_control_chars {
-        if let Some((i, _)) = text
-            .char_indices()
-            .find(|&(_, c)| (c.is_ascii_control() && c != '\t' && c != '\n') || c == '\u{7f}')
-        {
+        if let Some((i, _)) = text.char_indices().find(|&(_, c)| is_hidden_control(c)) {
             return Some(Rejection {
                 rule: "control-characters",
                 message: msg.clone(),
@@ -716,6 +719,10 @@ mod tests {
         };
         assert_eq!(validate(&v, "a\r\nb").map(|r| r.offset), Some(1));
         assert!(validate(&v, "a\tb\nc").is_none());
+        // C1 controls (2 bytes in UTF-8) too; the offset is the character's first byte.
+        assert_eq!(validate(&v, "é\u{85}").map(|r| r.offset), Some(2));
+        assert_eq!(validate(&v, "x\u{9f}").map(|r| r.offset), Some(1));
+        assert!(validate(&v, "\u{a0}\u{100}\u{2028}").is_none());
     }
 
     #[test]
