@@ -402,6 +402,12 @@ fn overrides(b: &[Token], starts: &[usize], i: usize, len: usize) -> Option<Stri
     };
     let mut own = redirections(s, i);
     own.extend(redirections(i + len, e));
+    // The command's own input redirections are all the one the harness adds (`argvprobe x <
+    // /dev/null | cat` delivered as `… < /dev/null < /dev/null | cat` by Claude Code 1.0.76):
+    // it reads the same file either way.
+    if !own.is_empty() && own.iter().all(|r| *r == added) {
+        return None;
+    }
     if let Some(r) = own.first() {
         return Some(format!(
             "the harness adds `{added}` to {name}, which has its own `{r}`: bash applies both in order, and the added one replaces the input the command meant to read"

@@ -41,6 +41,11 @@ use Verdict::{Corresponds as C, Diverges as D};
 /// Text, the verdicts on [`LAUNCHES`], and what the divergence names (the command the added
 /// redirection lands on and the redirection it replaces), when it names one.
 const CASES: &[(&str, [Verdict; 3], Option<&str>)] = &[
+    // The command reads /dev/null already: a second `< /dev/null` changes nothing (Claude Code
+    // 1.0.76 puts one before the first `|` even then; it was a false "diverges").
+    ("cat < /dev/null | wc -c", [C, C, C], None),
+    ("wc -c 0</dev/null", [C, C, C], None),
+    ("printf x | cat - < /dev/null", [C, C, C], None),
     // The red team's texts: the command's own input, replaced.
     (
         "bc <<< '2+3'",
