@@ -19,11 +19,6 @@ use out::{out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// mimalloc instead of glibc's malloc: a scan spent about 17 % of its samples in malloc/free
-/// (BENCHMARKS.md, `iec scan`).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(
     name = "iec",
