@@ -2,7 +2,9 @@
 //! programs: every row's commands run once with GNU grep/find and once with the snapshot's
 //! function calling the ugrep/bfs embedded in the installed Claude Code 2.1.332, and the row's
 //! claim must hold; and the functions the table describes are the ones the real 2.1.332
-//! snapshot defines. Installs the pinned npm package into ~/.cache/iec/harnesses (reused); when
+//! snapshot defines. `IEC_SUBSTITUTES_ON=VER` runs both against another Claude Code version's
+//! binary and snapshot (how the learned launches of other versions were shown to share the
+//! table, `docs/catalog.md`). Installs the pinned npm package into ~/.cache/iec/harnesses (reused); when
 //! the install fails the tests fail with the npm error, unless `IEC_SKIP_HARNESS=1` (or
 //! `IEC_SKIP_NPM=1`) is set: then they print `SKIPPED: …` and pass.
 
@@ -17,18 +19,22 @@ use std::time::Duration;
 use iec_harness::{install_claude_code, run_claude_code_with, RunOptions};
 use iec_launches::substitutes::{Claim, Program, Row, Table};
 
-const VERSION: &str = "2.1.332";
+/// The Claude Code version whose binary and snapshot are compared with the table.
+fn version() -> String {
+    std::env::var("IEC_SUBSTITUTES_ON").unwrap_or_else(|_| "2.1.332".into())
+}
 
 /// The installed 2.1.332 binary, or `None` (printed as SKIPPED) when it cannot be installed and
 /// the skip variable is set.
 fn claude_binary() -> Option<PathBuf> {
-    match install_claude_code(VERSION) {
+    let version = version();
+    match install_claude_code(&version) {
         Ok(l) => {
-            assert!(l.prefix_args.is_empty(), "2.1.332 is a native binary; got {l:?}");
+            assert!(l.prefix_args.is_empty(), "{version} is a native binary; got {l:?}");
             Some(l.program)
         }
         Err(e) => {
-            let why = format!("installing @anthropic-ai/claude-code@{VERSION} with npm failed: {e:#}");
+            let why = format!("installing @anthropic-ai/claude-code@{version} with npm failed: {e:#}");
             support::skip_or_panic(&why, support::HARNESS_SKIP);
             None
         }
@@ -192,7 +198,7 @@ fn every_row_holds_for_the_real_programs() {
 #[test]
 fn snapshot_functions_are_the_tables() {
     let Some(bin) = claude_binary() else { return };
-    let mut opts = RunOptions::new(VERSION, None, &["declare -f grep find"]);
+    let mut opts = RunOptions::new(&version(), None, &["declare -f grep find"]);
     opts.launch.timeout = Duration::from_secs(90);
     opts.hook_witness = false;
     opts.launch.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
