@@ -24,6 +24,8 @@ pub struct Command {
     pub stdout_redirected: bool,
     /// The words of the next command of its pipeline, when its output is piped.
     pub piped_to: Option<Vec<Vec<Seg>>>,
+    /// The words of every later command of its pipeline, in order (`piped_to` first).
+    pub rest: Vec<Vec<Vec<Seg>>>,
 }
 
 /// The simple commands of an action (not looking into command substitutions), and the
@@ -35,37 +37,54 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
         words: vec![],
         stdout_redirected: false,
         piped_to: None,
+        rest: vec![],
     };
     // After `for`/`select`/`case`, the words up to the next operator are not a command.
     let mut not_a_command = false;
     let mut pipe_from: Option<usize> = None;
+    // The commands of the pipeline being read, before the current one.
+    let mut pipeline: Vec<usize> = Vec::new();
     let mut i = 0;
-    let finish = |cur: &mut Command, out: &mut Vec<Command>, pipe_from: &mut Option<usize>, nac: bool| {
+    let finish = |cur: &mut Command,
+                  out: &mut Vec<Command>,
+                  pipe_from: &mut Option<usize>,
+                  pipeline: &mut Vec<usize>,
+                  nac: bool| {
         let c = std::mem::replace(
             cur,
             Command {
                 words: vec![],
                 stdout_redirected: false,
                 piped_to: None,
+                rest: vec![],
             },
         );
         if c.words.is_empty() || nac {
             *pipe_from = None;
+            pipeline.clear();
             return None;
         }
         if let Some(p) = pipe_from.take() {
             out[p].piped_to = Some(c.words.clone());
+            for &k in pipeline.iter() {
+                out[k].rest.push(c.words.clone());
+            }
+        } else {
+            pipeline.clear();
         }
         out.push(c);
+        pipeline.push(out.len() - 1);
         Some(out.len() - 1)
     };
     while i < tokens.len() {
         match &tokens[i] {
             Token::Op(op) => {
-                let idx = finish(&mut cur, &mut out, &mut pipe_from, not_a_command);
+                let idx = finish(&mut cur, &mut out, &mut pipe_from, &mut pipeline, not_a_command);
                 not_a_command = false;
                 if op == "|" || op == "|&" {
                     pipe_from = idx;
+                } else {
+                    pipeline.clear();
                 }
             }
             Token::Reserved(r) => {
@@ -74,7 +93,7 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                         not_a_command = true;
                     }
                 } else {
-                    finish(&mut cur, &mut out, &mut pipe_from, not_a_command);
+                    finish(&mut cur, &mut out, &mut pipe_from, &mut pipeline, not_a_command);
                     not_a_command = false;
                 }
             }
@@ -97,7 +116,7 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
         }
         i += 1;
     }
-    finish(&mut cur, &mut out, &mut pipe_from, not_a_command);
+    finish(&mut cur, &mut out, &mut pipe_from, &mut pipeline, not_a_command);
     (out, inner)
 }
 
@@ -130,6 +149,182 @@ fn substitutions_in(word: &[Seg]) -> Vec<String> {
 pub fn called_name(c: &Command) -> Option<String> {
     let first = literal(c.words.first()?)?;
     (!first.contains('/')).then_some(first)
+}
+
+/// The words of `c` after the prefixes that run a builtin without changing how the rest is
+/// looked up (`builtin eval`, `command eval`: `command` skips functions only for its own word).
+fn after_prefixes(c: &Command) -> &[Vec<Seg>] {
+    let mut w = &c.words[..];
+    while let Some(first) = w.first() {
+        match literal(first).as_deref() {
+            Some("builtin") | Some("command") if w.len() > 1 && literal(&w[1]).as_deref() == Some("eval") => {
+                w = &w[1..]
+            }
+            _ => break,
+        }
+    }
+    w
+}
+
+/// The text an `eval` command runs (its arguments joined by spaces, as bash does): `Some(Ok)`
+/// when every argument is static, `Some(Err(word))` naming a word known only at run time,
+/// `None` when `c` is not an `eval`. The snapshot's functions are defined in the shell that
+/// evaluates it, so the names it calls are looked up as the text's own (a real 2.1.332 run:
+/// `eval grep -r TODO d` runs ugrep).
+pub fn eval_text(c: &Command) -> Option<Result<String, String>> {
+    let w = after_prefixes(c);
+    if w.first().and_then(|f| literal(f)).as_deref() != Some("eval") {
+        return None;
+    }
+    let mut args = &w[1..];
+    if args.first().and_then(|a| literal(a)).as_deref() == Some("--") {
+        args = &args[1..];
+    }
+    let mut parts = Vec::new();
+    for a in args {
+        match literal(a) {
+            Some(v) => parts.push(v),
+            None => return Some(Err(shown(a))),
+        }
+    }
+    Some(Ok(parts.join(" ")))
+}
+
+/// The report of an `eval` whose text is known only at run time, when the launch shadows
+/// programs: the text may call one of them.
+pub fn dynamic_eval(c: &Command, word: &str, shadowed: &[String]) -> Substitution {
+    let words: Vec<String> = c.words.iter().map(|w| shown(w)).collect();
+    Substitution {
+        named: "eval".into(),
+        runs: format!("a text known only at run time, in the shell where the snapshot defines {}", names(shadowed)),
+        words,
+        behaviour: "unknown".into(),
+        rows: vec![],
+        caveats: vec![],
+        detail: format!(
+            "`eval` runs a text holding `{word}`, known only at run time: if it calls {}, the snapshot's function \
+             runs instead of the program",
+            names(shadowed)
+        ),
+    }
+}
+
+fn names(shadowed: &[String]) -> String {
+    shadowed.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// The report of a command whose name is known only at run time (`$g -r x .`, `"$G"`,
+/// `$(echo grep)`) and could be one the snapshot shadows: bash looks a function up by the
+/// expanded name, so `g=grep; $g -r x .` runs the substitute (a real 2.1.332 run). `None` when
+/// the name's static parts rule every shadowed name out (a `/` in it, a literal start or end no
+/// shadowed name has).
+pub fn dynamic_name(c: &Command, shadowed: &[String]) -> Option<Substitution> {
+    let first = c.words.first()?;
+    if literal(first).is_some() {
+        return None;
+    }
+    let lits = |s: &Seg| match s {
+        Seg::Lit(v) => Some(v.clone()),
+        Seg::Dyn(..) => None,
+    };
+    if first.iter().filter_map(lits).any(|v| v.contains('/')) {
+        return None;
+    }
+    let start = first.first().and_then(lits).unwrap_or_default();
+    let end = first.last().and_then(lits).unwrap_or_default();
+    let could: Vec<String> = shadowed
+        .iter()
+        .filter(|n| n.starts_with(&start) && n.ends_with(&end))
+        .cloned()
+        .collect();
+    if could.is_empty() {
+        return None;
+    }
+    let words: Vec<String> = c.words.iter().map(|w| shown(w)).collect();
+    Some(Substitution {
+        named: words[0].clone(),
+        runs: format!("the snapshot's function if the name expands to {}", names(&could)),
+        words: words.clone(),
+        behaviour: "unknown".into(),
+        rows: vec![],
+        caveats: vec![],
+        detail: format!(
+            "the command name `{}` is known only at run time; bash looks functions up by the expanded name, so if it \
+             is {} the snapshot's function runs instead of the program",
+            words[0],
+            names(&could)
+        ),
+    })
+}
+
+/// The report of a command that asks the shell what a shadowed name is (`type grep`,
+/// `type -t grep`, `command -v grep`, `declare -f grep`): it answers "function" where bash
+/// without the snapshot names the file (real 2.1.332 runs: `type -t grep` prints `function`,
+/// `command -v grep` prints `grep`, not `file` and `/usr/bin/grep`). `type -P`/`-f` and `which`
+/// look at the file only and print alike.
+pub fn lookup(c: &Command, shadowed: &[String]) -> Option<Substitution> {
+    let words: Option<Vec<String>> = c.words.iter().map(|w| literal(w)).collect();
+    let shown_words: Vec<String> = c.words.iter().map(|w| shown(w)).collect();
+    let words = words.unwrap_or_else(|| shown_words.clone());
+    let (name, args) = words.split_first()?;
+    let mut letters = String::new();
+    let mut operands: Vec<&String> = Vec::new();
+    let mut done = false;
+    for a in args {
+        if !done && a == "--" {
+            done = true;
+        } else if !done && a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
+            letters.push_str(&a[1..]);
+        } else {
+            operands.push(a);
+        }
+    }
+    let asks = match name.as_str() {
+        // `-P` searches PATH only; `-f` skips functions.
+        "type" => !letters.contains('P') && !letters.contains('f'),
+        "command" => letters.contains('v') || letters.contains('V'),
+        // Without names, `declare -f`/`-F` lists every function, the snapshot's included.
+        "declare" | "typeset" => letters.contains('f') || letters.contains('F'),
+        _ => false,
+    };
+    if !asks {
+        return None;
+    }
+    let named = if operands.is_empty() && matches!(name.as_str(), "declare" | "typeset") {
+        shadowed.first()?.clone()
+    } else {
+        operands.iter().find(|o| shadowed.contains(o))?.to_string()
+    };
+    Some(Substitution {
+        named: named.clone(),
+        runs: format!("the snapshot's function `{named}`"),
+        words: shown_words,
+        behaviour: "differs".into(),
+        rows: vec![],
+        caveats: vec![],
+        detail: format!(
+            "`{name}` asks the shell what `{named}` is, and the snapshot made it a function: the answer names the \
+             function where bash without the snapshot names the program's file"
+        ),
+    })
+}
+
+/// The report of a call of a program the snapshot shadows only when it is not on `PATH`
+/// (`rg` in 2.1.332): whether the function or the program runs is known only at run time.
+pub fn when_missing(name: &str, c: &Command) -> Substitution {
+    Substitution {
+        named: name.into(),
+        runs: format!("the snapshot's function `{name}` when no `{name}` is on PATH, else `{name}` itself"),
+        words: c.words.iter().map(|w| shown(w)).collect(),
+        behaviour: "unknown".into(),
+        rows: vec![],
+        caveats: vec![],
+        detail: format!(
+            "the snapshot defines `{name}` only when `hash {name}` fails: with a `{name}` on PATH the program runs, \
+             without one the function runs where bash would report `{name}: command not found`; which one is known \
+             only at run time"
+        ),
+    }
 }
 
 /// The substitution report of command `c`, which calls `name`, a program the snapshot shadows.
