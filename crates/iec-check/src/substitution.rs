@@ -210,7 +210,11 @@ pub fn dynamic_eval(c: &Command, word: &str, shadowed: &[String]) -> Substitutio
 }
 
 fn names(shadowed: &[String]) -> String {
-    shadowed.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+    shadowed
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The report of a command whose name is known only at run time (`$g -r x .`, `"$G"`,
@@ -463,6 +467,8 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     // -m 0, and a context of 0 lines (-A0, --context=0): the substitute reads them otherwise.
     let mut zero_max = false;
     let mut zero_context = false;
+    // --binary-files=text or =without-match: both programs then read binary files alike.
+    let mut binary_files = false;
     let mut i = 0;
     let mut options_done = false;
     let mut option = |j: &mut Judgement, shown: &str, key: &str, value: Option<&str>| {
@@ -477,6 +483,9 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
             matchers.push(m);
         }
         let zero = value.is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b == b'0'));
+        if key == "binary-files" && matches!(value, Some("text") | Some("without-match")) {
+            binary_files = true;
+        }
         match key {
             "m" | "max-count" => zero_max |= zero,
             "A" | "B" | "C" | "after-context" | "before-context" | "context" => zero_context |= zero,
@@ -497,6 +506,7 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
             "files-with-matches" => Some('l'),
             "files-without-match" => Some('L'),
             "line-regexp" => Some('x'),
+            "text" => Some('a'),
             "word-regexp" => Some('w'),
             "max-count" => Some('m'),
             "after-context" => Some('A'),
@@ -510,6 +520,7 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         let covered = match key {
             "d" | "directories" => value == Some("recurse"),
             "color" | "colour" => matches!(value, Some("never") | Some("auto")),
+            "binary-files" => matches!(value, Some("text") | Some("without-match")),
             _ => true,
         };
         if covered {
@@ -689,11 +700,43 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         j.caveats
             .extend(table.rows_when("grep", "directory-operand").map(|r| r.id.clone()));
     }
+    // -a/-I (and --binary-files) make both programs read binary files alike; otherwise an
+    // operand named for a binary format (`logo.png`) is very likely one, and whether it holds a
+    // match is known only at run time (red team round 8: the substitute's -I skips it).
+    let binary_mode = has('a') || has('I') || binary_files;
+    if !binary_mode && !has('r') && !has('R') {
+        if let Some(o) = operands.iter().find(|o| binary_name(o)) {
+            for r in table.rows_when("grep", "binary-input") {
+                j.unknown.push(format!(
+                    "{} ({}); `{o}` names a binary format, and whether it holds a match is known only at run time",
+                    r.note, r.id
+                ));
+            }
+        }
+    }
     if j.differs.is_empty() && j.unknown.is_empty() {
         j.when(table, "grep", "one-input");
     }
-    j.caveats
-        .extend(table.rows_when("grep", "binary-input").map(|r| r.id.clone()));
+    if !binary_mode {
+        j.caveats
+            .extend(table.rows_when("grep", "binary-input").map(|r| r.id.clone()));
+    }
+}
+
+/// Whether a file name ends in the extension of a binary format (images, archives, objects,
+/// compiled code, databases, fonts, media).
+fn binary_name(name: &str) -> bool {
+    const BINARY: [&str; 44] = [
+        "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "pdf", "zip", "gz", "tgz", "bz2", "xz",
+        "zst", "7z", "tar", "jar", "war", "class", "o", "a", "so", "dylib", "dll", "exe", "bin", "pyc",
+        "wasm", "sqlite", "sqlite3", "db", "woff", "woff2", "ttf", "otf", "mp3", "mp4", "mov", "avi", "wav",
+        "ogg", "flac", "rlib",
+    ];
+    let base = name.rsplit('/').next().unwrap_or(name);
+    match base.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => BINARY.contains(&ext.to_ascii_lowercase().as_str()),
+        _ => false,
+    }
 }
 
 /// What the table needs to know of one basic (`ere` false) or extended regular expression.
@@ -1080,7 +1123,7 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
         j.when(table, "find", "no-output");
     } else if start_points_only {
         j.when(table, "find", "start-points-only");
-    } else if !c.stdout_redirected && order_insensitive(c.piped_to.as_deref(), &ends) {
+    } else if !c.stdout_redirected && order_insensitive(&c.rest, &ends) {
         j.when(table, "find", "order-insensitive");
     } else {
         j.when(table, "find", "ordered-output");
@@ -1190,11 +1233,96 @@ fn exec_end(words: &[String], batched: bool) -> Option<char> {
     }
 }
 
-/// Whether a pipeline's next command reads the records find prints (each ending in `ends`) in
-/// any order: `wc`, or `sort` without options that keep the input order of equal lines (`-s`,
-/// `-u` with keys or folding, `-m`) and with the record terminator find uses.
-fn order_insensitive(next: Option<&[Vec<Seg>]>, ends: &[Option<char>]) -> bool {
-    let Some(words) = next else { return false };
+/// What a `grep` reading find's lines from the pipe does with their order.
+#[derive(Debug, PartialEq, Eq)]
+enum Filter {
+    /// It prints the lines it selects, in the order read (`grep -v x`, `grep -i -e a`).
+    Passes,
+    /// It prints a count or only sets its status (`-c`, `-q`): the order does not matter.
+    Summary,
+    /// Anything else (line numbers, context, a limit, file operands): not read.
+    Other,
+}
+
+/// Reads a pipeline command as a `grep` line filter on its standard input (red team: `find |
+/// grep -c x` and `find | grep x | sort` were judged by the traversal order, which they drop).
+fn line_filter(words: &[String]) -> Filter {
+    let Some((name, args)) = words.split_first() else {
+        return Filter::Other;
+    };
+    if name != "grep" {
+        return Filter::Other;
+    }
+    let mut summary = false;
+    let mut pattern = false;
+    let mut operands = 0;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "--" {
+            operands += args.len() - i;
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            match long {
+                "invert-match" | "ignore-case" | "fixed-strings" | "extended-regexp" | "basic-regexp"
+                | "word-regexp" | "line-regexp" | "no-messages" => {}
+                "count" | "quiet" | "silent" => summary = true,
+                l if l.starts_with("regexp=") => pattern = true,
+                _ => return Filter::Other,
+            }
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            let letters: Vec<char> = a[1..].chars().collect();
+            for (k, l) in letters.iter().enumerate() {
+                match l {
+                    'v' | 'i' | 'F' | 'E' | 'G' | 'w' | 'x' | 's' => {}
+                    'c' | 'q' => summary = true,
+                    'e' => {
+                        pattern = true;
+                        if k + 1 == letters.len() {
+                            i += 1;
+                        }
+                        break;
+                    }
+                    _ => return Filter::Other,
+                }
+            }
+            continue;
+        }
+        operands += 1;
+    }
+    // The pattern operand, and no file: it reads the pipe.
+    if operands != usize::from(!pattern) {
+        return Filter::Other;
+    }
+    if summary {
+        Filter::Summary
+    } else {
+        Filter::Passes
+    }
+}
+
+/// Whether the rest of find's pipeline reads the records find prints (each ending in `ends`) in
+/// any order: `grep` filters of whole lines (see [`line_filter`]) and then `wc`, or `sort`
+/// without options that keep the input order of equal lines (`-s`, `-u` with keys or folding,
+/// `-m`) and with the record terminator find uses; or a `grep` that counts or only exits.
+fn order_insensitive(rest: &[Vec<Vec<Seg>>], ends: &[Option<char>]) -> bool {
+    let mut k = 0;
+    while let Some(words) = rest.get(k) {
+        let Some(words) = words.iter().map(|w| literal(w)).collect::<Option<Vec<String>>>() else {
+            return false;
+        };
+        let lines = ends.iter().all(|e| *e == Some('\n'));
+        match line_filter(&words) {
+            Filter::Passes if lines => k += 1,
+            Filter::Summary => return lines,
+            _ => break,
+        }
+    }
+    let Some(words) = rest.get(k) else { return false };
     let words: Option<Vec<String>> = words.iter().map(|w| literal(w)).collect();
     let Some(words) = words else { return false };
     let (name, options) = match words.split_first() {
