@@ -217,15 +217,77 @@ fn names(shadowed: &[String]) -> String {
         .join(", ")
 }
 
+/// The variable assignments of a text (`g=grep`, `x+=y`): each name, and its value when static.
+pub fn assignments(tokens: &[Token]) -> Vec<(String, Option<String>)> {
+    tokens
+        .iter()
+        .filter_map(|t| match t {
+            Token::Assign(n, v) => Some((
+                n.trim_end_matches('=').trim_end_matches('+').to_string(),
+                literal(v),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The report of a command whose name is known only at run time (`$g -r x .`, `"$G"`,
 /// `$(echo grep)`) and could be one the snapshot shadows: bash looks a function up by the
 /// expanded name, so `g=grep; $g -r x .` runs the substitute (a real 2.1.332 run). `None` when
 /// the name's static parts rule every shadowed name out (a `/` in it, a literal start or end no
-/// shadowed name has).
-pub fn dynamic_name(c: &Command, shadowed: &[String]) -> Option<Substitution> {
+/// shadowed name has), when it is a variable the text assigns only static values none of which
+/// starts with a shadowed name (`e=exec; $e 0<a.txt`), or a command substitution whose text
+/// names none (`$(exit 3)`).
+pub fn dynamic_name(
+    c: &Command,
+    shadowed: &[String],
+    assigns: &[(String, Option<String>)],
+) -> Option<Substitution> {
     let first = c.words.first()?;
     if literal(first).is_some() {
         return None;
+    }
+    if let [Seg::Dyn(d, quoted)] = first.as_slice() {
+        // An arithmetic expansion expands to a number.
+        if d.starts_with("$((") {
+            return None;
+        }
+        let var = d
+            .strip_prefix("${")
+            .and_then(|v| v.strip_suffix('}'))
+            .or_else(|| d.strip_prefix('$'))
+            .filter(|v| !v.is_empty() && v.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_'));
+        if let Some(var) = var {
+            let values: Vec<&Option<String>> =
+                assigns.iter().filter(|(n, _)| n == var).map(|(_, v)| v).collect();
+            // Unquoted, the value is split into words: its first field is the name.
+            let name = |v: &str| {
+                if *quoted {
+                    v.to_string()
+                } else {
+                    v.split_whitespace().next().unwrap_or("").to_string()
+                }
+            };
+            if !values.is_empty()
+                && values
+                    .iter()
+                    .all(|v| v.as_deref().is_some_and(|v| !shadowed.contains(&name(v))))
+            {
+                return None;
+            }
+        }
+        let inner = d
+            .strip_prefix("$(")
+            .and_then(|r| r.strip_suffix(')'))
+            .or_else(|| d.strip_prefix('`').and_then(|r| r.strip_suffix('`')));
+        if let Some(inner) = inner {
+            if !d.starts_with("$((")
+                && !inner.contains('$')
+                && !shadowed.iter().any(|n| inner.contains(n.as_str()))
+            {
+                return None;
+            }
+        }
     }
     let lits = |s: &Seg| match s {
         Seg::Lit(v) => Some(v.clone()),

@@ -56,6 +56,22 @@ fn dynamic_command_name_was_judged_corresponds() {
             Verdict::Unknown,
             Some(("${x}ep", "unknown")),
         ),
+        (
+            "g='grep -r'; $g TODO d",
+            Verdict::Unknown,
+            Some(("$g", "unknown")),
+        ),
+        (
+            "e=exec; e=grep; $e -r TODO d",
+            Verdict::Unknown,
+            Some(("$e", "unknown")),
+        ),
+        ("$cmd -r TODO d", Verdict::Unknown, Some(("$cmd", "unknown"))),
+        // A variable the text sets only to other names, a command substitution naming none, an
+        // arithmetic expansion (stdin_contract.rs runs the first two for real).
+        ("e=exec; $e 0<a.txt; cat", Verdict::Corresponds, None),
+        ("$(exit 3)", Verdict::Corresponds, None),
+        ("$((1+2))", Verdict::Corresponds, None),
         // Static parts no shadowed name has: a path, or a start none begins with.
         ("\"$HOME/bin/tool\" -r x", Verdict::Corresponds, None),
         ("ls${x} -l", Verdict::Corresponds, None),

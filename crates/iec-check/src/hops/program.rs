@@ -42,6 +42,7 @@ pub(crate) fn hop(
         match action::action(&canonical) {
             Some(tokens) => {
                 let (commands, inner) = substitution::commands(&tokens);
+                let assigns = substitution::assignments(&tokens);
                 for c in &commands {
                     // `eval`'s arguments are a text the same shell runs, snapshot functions
                     // defined (a real 2.1.332 run: `eval grep -r TODO d` runs ugrep).
@@ -54,7 +55,7 @@ pub(crate) fn hop(
                         found.push(s);
                     }
                     let Some(name) = substitution::called_name(c) else {
-                        found.extend(substitution::dynamic_name(c, &snap.shadowed));
+                        found.extend(substitution::dynamic_name(c, &snap.shadowed, &assigns));
                         continue;
                     };
                     programs.push(name.clone());
