@@ -15,8 +15,10 @@ fn report(text: &str) -> CheckReport {
     check(l, &call_for_text(l, text), global(), Options::default()).unwrap()
 }
 
-/// Each text's verdict, and the substitution that decides it: (named, behaviour).
-fn expect(cases: &[(&str, Verdict, Option<(&str, &str)>)]) {
+/// A text, its verdict, and the substitution that decides it: (named, behaviour).
+type Case<'a> = (&'a str, Verdict, Option<(&'a str, &'a str)>);
+
+fn expect(cases: &[Case]) {
     let mut bad = Vec::new();
     for (text, verdict, sub) in cases {
         let r = report(text);
