@@ -22,6 +22,8 @@ pub struct Command {
     pub words: Vec<Vec<Seg>>,
     /// Its standard output goes to a file (`>`, `1>`, `&>`, …).
     pub stdout_redirected: bool,
+    /// Its standard output goes to `/dev/null` (the last redirection of it does).
+    pub stdout_discarded: bool,
     /// The words of the next command of its pipeline, when its output is piped.
     pub piped_to: Option<Vec<Vec<Seg>>>,
     /// The words of every later command of its pipeline, in order (`piped_to` first).
@@ -36,6 +38,7 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
     let mut cur = Command {
         words: vec![],
         stdout_redirected: false,
+        stdout_discarded: false,
         piped_to: None,
         rest: vec![],
     };
@@ -55,6 +58,7 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
             Command {
                 words: vec![],
                 stdout_redirected: false,
+                stdout_discarded: false,
                 piped_to: None,
                 rest: vec![],
             },
@@ -98,11 +102,15 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 }
             }
             Token::Redirect(r) => {
+                let stdout = r.starts_with("1>") || r.starts_with("&>") || r.starts_with('>');
                 if r.starts_with("1>") || r.starts_with("&>") {
                     cur.stdout_redirected = true;
                 }
                 // The target word.
                 if let Some(Token::Word(w)) = tokens.get(i + 1) {
+                    if stdout && !r.contains('&') || r.starts_with("&>") {
+                        cur.stdout_discarded = literal(w).as_deref() == Some("/dev/null");
+                    }
                     inner.extend(substitutions_in(w));
                     i += 1;
                 }
@@ -345,7 +353,10 @@ pub fn lookup(c: &Command, shadowed: &[String]) -> Option<Substitution> {
             operands.push(a);
         }
     }
+    // With its output discarded only the status is seen, 0 for a function as for a file
+    // (`command -v grep >/dev/null && …`); `declare -F` returns 1 for a name with no function.
     let asks = match name.as_str() {
+        "type" | "command" if c.stdout_discarded => false,
         // `-P` searches PATH only; `-f` skips functions.
         "type" => !letters.contains('P') && !letters.contains('f'),
         "command" => letters.contains('v') || letters.contains('V'),

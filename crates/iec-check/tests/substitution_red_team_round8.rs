@@ -126,6 +126,25 @@ fn type_of_a_shadowed_name_was_judged_corresponds() {
         ("type -f grep", Verdict::Corresponds, None),
         ("which grep", Verdict::Corresponds, None),
         ("command -v ls", Verdict::Corresponds, None),
+        // Output discarded: only the status is seen, 0 for a function as for a file (real
+        // runs); `declare -F` returns 1 without the function.
+        ("command -v grep >/dev/null && echo y", Verdict::Corresponds, None),
+        ("type grep > /dev/null 2>&1", Verdict::Corresponds, None),
+        (
+            "command -v grep > out",
+            Verdict::Diverges,
+            Some(("grep", "differs")),
+        ),
+        (
+            "command -v grep >&2",
+            Verdict::Diverges,
+            Some(("grep", "differs")),
+        ),
+        (
+            "declare -F grep >/dev/null",
+            Verdict::Diverges,
+            Some(("grep", "differs")),
+        ),
     ]);
 }
 
