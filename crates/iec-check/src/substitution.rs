@@ -304,6 +304,15 @@ pub fn dynamic_name(
     if first.iter().filter_map(lits).any(|v| v.contains('/')) {
         return None;
     }
+    // Only a pattern (`[`, `gr?p`): it stays as written unless a file in the working folder
+    // matches it, so it reaches a shadowed name only as a pattern that matches one.
+    let expansion = |s: &Seg| matches!(s, Seg::Dyn(d, _) if d.contains('$') || d.contains('`'));
+    if !first.iter().any(expansion) {
+        let pattern = shown(first);
+        if !shadowed.iter().any(|n| case_match(&pattern, n)) {
+            return None;
+        }
+    }
     let start = first.first().and_then(lits).unwrap_or_default();
     let end = first.last().and_then(lits).unwrap_or_default();
     let could: Vec<String> = shadowed
