@@ -22,8 +22,12 @@ pub struct Command {
     pub words: Vec<Vec<Seg>>,
     /// Its standard output goes to a file (`>`, `1>`, `&>`, …).
     pub stdout_redirected: bool,
+    /// Its standard output goes to `/dev/null` (the last redirection of it does).
+    pub stdout_discarded: bool,
     /// The words of the next command of its pipeline, when its output is piped.
     pub piped_to: Option<Vec<Vec<Seg>>>,
+    /// The words of every later command of its pipeline, in order (`piped_to` first).
+    pub rest: Vec<Vec<Vec<Seg>>>,
 }
 
 /// The simple commands of an action (not looking into command substitutions), and the
@@ -34,38 +38,57 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
     let mut cur = Command {
         words: vec![],
         stdout_redirected: false,
+        stdout_discarded: false,
         piped_to: None,
+        rest: vec![],
     };
     // After `for`/`select`/`case`, the words up to the next operator are not a command.
     let mut not_a_command = false;
     let mut pipe_from: Option<usize> = None;
+    // The commands of the pipeline being read, before the current one.
+    let mut pipeline: Vec<usize> = Vec::new();
     let mut i = 0;
-    let finish = |cur: &mut Command, out: &mut Vec<Command>, pipe_from: &mut Option<usize>, nac: bool| {
+    let finish = |cur: &mut Command,
+                  out: &mut Vec<Command>,
+                  pipe_from: &mut Option<usize>,
+                  pipeline: &mut Vec<usize>,
+                  nac: bool| {
         let c = std::mem::replace(
             cur,
             Command {
                 words: vec![],
                 stdout_redirected: false,
+                stdout_discarded: false,
                 piped_to: None,
+                rest: vec![],
             },
         );
         if c.words.is_empty() || nac {
             *pipe_from = None;
+            pipeline.clear();
             return None;
         }
         if let Some(p) = pipe_from.take() {
             out[p].piped_to = Some(c.words.clone());
+            for &k in pipeline.iter() {
+                out[k].rest.push(c.words.clone());
+            }
+        } else {
+            pipeline.clear();
         }
         out.push(c);
+        pipeline.push(out.len() - 1);
         Some(out.len() - 1)
     };
     while i < tokens.len() {
         match &tokens[i] {
             Token::Op(op) => {
-                let idx = finish(&mut cur, &mut out, &mut pipe_from, not_a_command);
+                let idx = finish(&mut cur, &mut out, &mut pipe_from, &mut pipeline, not_a_command);
                 not_a_command = false;
                 if op == "|" || op == "|&" {
                     pipe_from = idx;
+                } else {
+                    pipeline.clear();
                 }
             }
             Token::Reserved(r) => {
@@ -74,16 +97,20 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                         not_a_command = true;
                     }
                 } else {
-                    finish(&mut cur, &mut out, &mut pipe_from, not_a_command);
+                    finish(&mut cur, &mut out, &mut pipe_from, &mut pipeline, not_a_command);
                     not_a_command = false;
                 }
             }
             Token::Redirect(r) => {
+                let stdout = r.starts_with("1>") || r.starts_with("&>") || r.starts_with('>');
                 if r.starts_with("1>") || r.starts_with("&>") {
                     cur.stdout_redirected = true;
                 }
                 // The target word.
                 if let Some(Token::Word(w)) = tokens.get(i + 1) {
+                    if stdout && !r.contains('&') || r.starts_with("&>") {
+                        cur.stdout_discarded = literal(w).as_deref() == Some("/dev/null");
+                    }
                     inner.extend(substitutions_in(w));
                     i += 1;
                 }
@@ -97,7 +124,7 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
         }
         i += 1;
     }
-    finish(&mut cur, &mut out, &mut pipe_from, not_a_command);
+    finish(&mut cur, &mut out, &mut pipe_from, &mut pipeline, not_a_command);
     (out, inner)
 }
 
@@ -130,6 +157,260 @@ fn substitutions_in(word: &[Seg]) -> Vec<String> {
 pub fn called_name(c: &Command) -> Option<String> {
     let first = literal(c.words.first()?)?;
     (!first.contains('/')).then_some(first)
+}
+
+/// The words of `c` after the prefixes that run a builtin without changing how the rest is
+/// looked up (`builtin eval`, `command eval`: `command` skips functions only for its own word).
+fn after_prefixes(c: &Command) -> &[Vec<Seg>] {
+    let mut w = &c.words[..];
+    while let Some(first) = w.first() {
+        match literal(first).as_deref() {
+            Some("builtin") | Some("command") if w.len() > 1 && literal(&w[1]).as_deref() == Some("eval") => {
+                w = &w[1..]
+            }
+            _ => break,
+        }
+    }
+    w
+}
+
+/// The text an `eval` command runs (its arguments joined by spaces, as bash does): `Some(Ok)`
+/// when every argument is static, `Some(Err(word))` naming a word known only at run time,
+/// `None` when `c` is not an `eval`. The snapshot's functions are defined in the shell that
+/// evaluates it, so the names it calls are looked up as the text's own (a real 2.1.332 run:
+/// `eval grep -r TODO d` runs ugrep).
+pub fn eval_text(c: &Command) -> Option<Result<String, String>> {
+    let w = after_prefixes(c);
+    if w.first().and_then(|f| literal(f)).as_deref() != Some("eval") {
+        return None;
+    }
+    let mut args = &w[1..];
+    if args.first().and_then(|a| literal(a)).as_deref() == Some("--") {
+        args = &args[1..];
+    }
+    let mut parts = Vec::new();
+    for a in args {
+        match literal(a) {
+            Some(v) => parts.push(v),
+            None => return Some(Err(shown(a))),
+        }
+    }
+    Some(Ok(parts.join(" ")))
+}
+
+/// The report of an `eval` whose text is known only at run time, when the launch shadows
+/// programs: the text may call one of them.
+pub fn dynamic_eval(c: &Command, word: &str, shadowed: &[String]) -> Substitution {
+    let words: Vec<String> = c.words.iter().map(|w| shown(w)).collect();
+    Substitution {
+        named: "eval".into(),
+        runs: format!("a text known only at run time, in the shell where the snapshot defines {}", names(shadowed)),
+        words,
+        behaviour: "unknown".into(),
+        rows: vec![],
+        caveats: vec![],
+        detail: format!(
+            "`eval` runs a text holding `{word}`, known only at run time: if it calls {}, the snapshot's function \
+             runs instead of the program",
+            names(shadowed)
+        ),
+    }
+}
+
+fn names(shadowed: &[String]) -> String {
+    shadowed
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The variable assignments of a text (`g=grep`, `x+=y`): each name, and its value when static.
+pub fn assignments(tokens: &[Token]) -> Vec<(String, Option<String>)> {
+    tokens
+        .iter()
+        .filter_map(|t| match t {
+            Token::Assign(n, v) => Some((
+                n.trim_end_matches('=').trim_end_matches('+').to_string(),
+                literal(v),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The report of a command whose name is known only at run time (`$g -r x .`, `"$G"`,
+/// `$(echo grep)`) and could be one the snapshot shadows: bash looks a function up by the
+/// expanded name, so `g=grep; $g -r x .` runs the substitute (a real 2.1.332 run). `None` when
+/// the name's static parts rule every shadowed name out (a `/` in it, a literal start or end no
+/// shadowed name has), when it is a variable the text assigns only static values none of which
+/// starts with a shadowed name (`e=exec; $e 0<a.txt`), or a command substitution whose text
+/// names none (`$(exit 3)`).
+pub fn dynamic_name(
+    c: &Command,
+    shadowed: &[String],
+    assigns: &[(String, Option<String>)],
+) -> Option<Substitution> {
+    let first = c.words.first()?;
+    if literal(first).is_some() {
+        return None;
+    }
+    if let [Seg::Dyn(d, quoted)] = first.as_slice() {
+        // An arithmetic expansion expands to a number.
+        if d.starts_with("$((") {
+            return None;
+        }
+        let var = d
+            .strip_prefix("${")
+            .and_then(|v| v.strip_suffix('}'))
+            .or_else(|| d.strip_prefix('$'))
+            .filter(|v| !v.is_empty() && v.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_'));
+        if let Some(var) = var {
+            let values: Vec<&Option<String>> =
+                assigns.iter().filter(|(n, _)| n == var).map(|(_, v)| v).collect();
+            // Unquoted, the value is split into words: its first field is the name.
+            let name = |v: &str| {
+                if *quoted {
+                    v.to_string()
+                } else {
+                    v.split_whitespace().next().unwrap_or("").to_string()
+                }
+            };
+            if !values.is_empty()
+                && values
+                    .iter()
+                    .all(|v| v.as_deref().is_some_and(|v| !shadowed.contains(&name(v))))
+            {
+                return None;
+            }
+        }
+        let inner = d
+            .strip_prefix("$(")
+            .and_then(|r| r.strip_suffix(')'))
+            .or_else(|| d.strip_prefix('`').and_then(|r| r.strip_suffix('`')));
+        if let Some(inner) = inner {
+            if !d.starts_with("$((")
+                && !inner.contains('$')
+                && !shadowed.iter().any(|n| inner.contains(n.as_str()))
+            {
+                return None;
+            }
+        }
+    }
+    let lits = |s: &Seg| match s {
+        Seg::Lit(v) => Some(v.clone()),
+        Seg::Dyn(..) => None,
+    };
+    if first.iter().filter_map(lits).any(|v| v.contains('/')) {
+        return None;
+    }
+    // Only a pattern (`[`, `gr?p`): it stays as written unless a file in the working folder
+    // matches it, so it reaches a shadowed name only as a pattern that matches one.
+    let expansion = |s: &Seg| matches!(s, Seg::Dyn(d, _) if d.contains('$') || d.contains('`'));
+    if !first.iter().any(expansion) {
+        let pattern = shown(first);
+        if !shadowed.iter().any(|n| case_match(&pattern, n)) {
+            return None;
+        }
+    }
+    let start = first.first().and_then(lits).unwrap_or_default();
+    let end = first.last().and_then(lits).unwrap_or_default();
+    let could: Vec<String> = shadowed
+        .iter()
+        .filter(|n| n.starts_with(&start) && n.ends_with(&end))
+        .cloned()
+        .collect();
+    if could.is_empty() {
+        return None;
+    }
+    let words: Vec<String> = c.words.iter().map(|w| shown(w)).collect();
+    Some(Substitution {
+        named: words[0].clone(),
+        runs: format!("the snapshot's function if the name expands to {}", names(&could)),
+        words: words.clone(),
+        behaviour: "unknown".into(),
+        rows: vec![],
+        caveats: vec![],
+        detail: format!(
+            "the command name `{}` is known only at run time; bash looks functions up by the expanded name, so if it \
+             is {} the snapshot's function runs instead of the program",
+            words[0],
+            names(&could)
+        ),
+    })
+}
+
+/// The report of a command that asks the shell what a shadowed name is (`type grep`,
+/// `type -t grep`, `command -v grep`, `declare -f grep`): it answers "function" where bash
+/// without the snapshot names the file (real 2.1.332 runs: `type -t grep` prints `function`,
+/// `command -v grep` prints `grep`, not `file` and `/usr/bin/grep`). `type -P`/`-f` and `which`
+/// look at the file only and print alike.
+pub fn lookup(c: &Command, shadowed: &[String]) -> Option<Substitution> {
+    let words: Option<Vec<String>> = c.words.iter().map(|w| literal(w)).collect();
+    let shown_words: Vec<String> = c.words.iter().map(|w| shown(w)).collect();
+    let words = words.unwrap_or_else(|| shown_words.clone());
+    let (name, args) = words.split_first()?;
+    let mut letters = String::new();
+    let mut operands: Vec<&String> = Vec::new();
+    let mut done = false;
+    for a in args {
+        if !done && a == "--" {
+            done = true;
+        } else if !done && a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
+            letters.push_str(&a[1..]);
+        } else {
+            operands.push(a);
+        }
+    }
+    // With its output discarded only the status is seen, 0 for a function as for a file
+    // (`command -v grep >/dev/null && …`); `declare -F` returns 1 for a name with no function.
+    let asks = match name.as_str() {
+        "type" | "command" if c.stdout_discarded => false,
+        // `-P` searches PATH only; `-f` skips functions.
+        "type" => !letters.contains('P') && !letters.contains('f'),
+        "command" => letters.contains('v') || letters.contains('V'),
+        // Without names, `declare -f`/`-F` lists every function, the snapshot's included.
+        "declare" | "typeset" => letters.contains('f') || letters.contains('F'),
+        _ => false,
+    };
+    if !asks {
+        return None;
+    }
+    let named = if operands.is_empty() && matches!(name.as_str(), "declare" | "typeset") {
+        shadowed.first()?.clone()
+    } else {
+        operands.iter().find(|o| shadowed.contains(o))?.to_string()
+    };
+    Some(Substitution {
+        named: named.clone(),
+        runs: format!("the snapshot's function `{named}`"),
+        words: shown_words,
+        behaviour: "differs".into(),
+        rows: vec![],
+        caveats: vec![],
+        detail: format!(
+            "`{name}` asks the shell what `{named}` is, and the snapshot made it a function: the answer names the \
+             function where bash without the snapshot names the program's file"
+        ),
+    })
+}
+
+/// The report of a call of a program the snapshot shadows only when it is not on `PATH`
+/// (`rg` in 2.1.332): whether the function or the program runs is known only at run time.
+pub fn when_missing(name: &str, c: &Command) -> Substitution {
+    Substitution {
+        named: name.into(),
+        runs: format!("the snapshot's function `{name}` when no `{name}` is on PATH, else `{name}` itself"),
+        words: c.words.iter().map(|w| shown(w)).collect(),
+        behaviour: "unknown".into(),
+        rows: vec![],
+        caveats: vec![],
+        detail: format!(
+            "the snapshot defines `{name}` only when `hash {name}` fails: with a `{name}` on PATH the program runs, \
+             without one the function runs where bash would report `{name}: command not found`; which one is known \
+             only at run time"
+        ),
+    }
 }
 
 /// The substitution report of command `c`, which calls `name`, a program the snapshot shadows.
@@ -268,6 +549,8 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     // -m 0, and a context of 0 lines (-A0, --context=0): the substitute reads them otherwise.
     let mut zero_max = false;
     let mut zero_context = false;
+    // --binary-files=text or =without-match: both programs then read binary files alike.
+    let mut binary_files = false;
     let mut i = 0;
     let mut options_done = false;
     let mut option = |j: &mut Judgement, shown: &str, key: &str, value: Option<&str>| {
@@ -282,6 +565,9 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
             matchers.push(m);
         }
         let zero = value.is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b == b'0'));
+        if key == "binary-files" && matches!(value, Some("text") | Some("without-match")) {
+            binary_files = true;
+        }
         match key {
             "m" | "max-count" => zero_max |= zero,
             "A" | "B" | "C" | "after-context" | "before-context" | "context" => zero_context |= zero,
@@ -302,6 +588,7 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
             "files-with-matches" => Some('l'),
             "files-without-match" => Some('L'),
             "line-regexp" => Some('x'),
+            "text" => Some('a'),
             "word-regexp" => Some('w'),
             "max-count" => Some('m'),
             "after-context" => Some('A'),
@@ -315,6 +602,7 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         let covered = match key {
             "d" | "directories" => value == Some("recurse"),
             "color" | "colour" => matches!(value, Some("never") | Some("auto")),
+            "binary-files" => matches!(value, Some("text") | Some("without-match")),
             _ => true,
         };
         if covered {
@@ -494,11 +782,43 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         j.caveats
             .extend(table.rows_when("grep", "directory-operand").map(|r| r.id.clone()));
     }
+    // -a/-I (and --binary-files) make both programs read binary files alike; otherwise an
+    // operand named for a binary format (`logo.png`) is very likely one, and whether it holds a
+    // match is known only at run time (red team round 8: the substitute's -I skips it).
+    let binary_mode = has('a') || has('I') || binary_files;
+    if !binary_mode && !has('r') && !has('R') {
+        if let Some(o) = operands.iter().find(|o| binary_name(o)) {
+            for r in table.rows_when("grep", "binary-input") {
+                j.unknown.push(format!(
+                    "{} ({}); `{o}` names a binary format, and whether it holds a match is known only at run time",
+                    r.note, r.id
+                ));
+            }
+        }
+    }
     if j.differs.is_empty() && j.unknown.is_empty() {
         j.when(table, "grep", "one-input");
     }
-    j.caveats
-        .extend(table.rows_when("grep", "binary-input").map(|r| r.id.clone()));
+    if !binary_mode {
+        j.caveats
+            .extend(table.rows_when("grep", "binary-input").map(|r| r.id.clone()));
+    }
+}
+
+/// Whether a file name ends in the extension of a binary format (images, archives, objects,
+/// compiled code, databases, fonts, media).
+fn binary_name(name: &str) -> bool {
+    const BINARY: [&str; 44] = [
+        "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "pdf", "zip", "gz", "tgz", "bz2", "xz",
+        "zst", "7z", "tar", "jar", "war", "class", "o", "a", "so", "dylib", "dll", "exe", "bin", "pyc",
+        "wasm", "sqlite", "sqlite3", "db", "woff", "woff2", "ttf", "otf", "mp3", "mp4", "mov", "avi", "wav",
+        "ogg", "flac", "rlib",
+    ];
+    let base = name.rsplit('/').next().unwrap_or(name);
+    match base.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => BINARY.contains(&ext.to_ascii_lowercase().as_str()),
+        _ => false,
+    }
 }
 
 /// What the table needs to know of one basic (`ere` false) or extended regular expression.
@@ -885,7 +1205,7 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
         j.when(table, "find", "no-output");
     } else if start_points_only {
         j.when(table, "find", "start-points-only");
-    } else if !c.stdout_redirected && order_insensitive(c.piped_to.as_deref(), &ends) {
+    } else if !c.stdout_redirected && order_insensitive(&c.rest, &ends) {
         j.when(table, "find", "order-insensitive");
     } else {
         j.when(table, "find", "ordered-output");
@@ -995,11 +1315,96 @@ fn exec_end(words: &[String], batched: bool) -> Option<char> {
     }
 }
 
-/// Whether a pipeline's next command reads the records find prints (each ending in `ends`) in
-/// any order: `wc`, or `sort` without options that keep the input order of equal lines (`-s`,
-/// `-u` with keys or folding, `-m`) and with the record terminator find uses.
-fn order_insensitive(next: Option<&[Vec<Seg>]>, ends: &[Option<char>]) -> bool {
-    let Some(words) = next else { return false };
+/// What a `grep` reading find's lines from the pipe does with their order.
+#[derive(Debug, PartialEq, Eq)]
+enum Filter {
+    /// It prints the lines it selects, in the order read (`grep -v x`, `grep -i -e a`).
+    Passes,
+    /// It prints a count or only sets its status (`-c`, `-q`): the order does not matter.
+    Summary,
+    /// Anything else (line numbers, context, a limit, file operands): not read.
+    Other,
+}
+
+/// Reads a pipeline command as a `grep` line filter on its standard input (red team: `find |
+/// grep -c x` and `find | grep x | sort` were judged by the traversal order, which they drop).
+fn line_filter(words: &[String]) -> Filter {
+    let Some((name, args)) = words.split_first() else {
+        return Filter::Other;
+    };
+    if name != "grep" {
+        return Filter::Other;
+    }
+    let mut summary = false;
+    let mut pattern = false;
+    let mut operands = 0;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "--" {
+            operands += args.len() - i;
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            match long {
+                "invert-match" | "ignore-case" | "fixed-strings" | "extended-regexp" | "basic-regexp"
+                | "word-regexp" | "line-regexp" | "no-messages" => {}
+                "count" | "quiet" | "silent" => summary = true,
+                l if l.starts_with("regexp=") => pattern = true,
+                _ => return Filter::Other,
+            }
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            let letters: Vec<char> = a[1..].chars().collect();
+            for (k, l) in letters.iter().enumerate() {
+                match l {
+                    'v' | 'i' | 'F' | 'E' | 'G' | 'w' | 'x' | 's' => {}
+                    'c' | 'q' => summary = true,
+                    'e' => {
+                        pattern = true;
+                        if k + 1 == letters.len() {
+                            i += 1;
+                        }
+                        break;
+                    }
+                    _ => return Filter::Other,
+                }
+            }
+            continue;
+        }
+        operands += 1;
+    }
+    // The pattern operand, and no file: it reads the pipe.
+    if operands != usize::from(!pattern) {
+        return Filter::Other;
+    }
+    if summary {
+        Filter::Summary
+    } else {
+        Filter::Passes
+    }
+}
+
+/// Whether the rest of find's pipeline reads the records find prints (each ending in `ends`) in
+/// any order: `grep` filters of whole lines (see [`line_filter`]) and then `wc`, or `sort`
+/// without options that keep the input order of equal lines (`-s`, `-u` with keys or folding,
+/// `-m`) and with the record terminator find uses; or a `grep` that counts or only exits.
+fn order_insensitive(rest: &[Vec<Vec<Seg>>], ends: &[Option<char>]) -> bool {
+    let mut k = 0;
+    while let Some(words) = rest.get(k) {
+        let Some(words) = words.iter().map(|w| literal(w)).collect::<Option<Vec<String>>>() else {
+            return false;
+        };
+        let lines = ends.iter().all(|e| *e == Some('\n'));
+        match line_filter(&words) {
+            Filter::Passes if lines => k += 1,
+            Filter::Summary => return lines,
+            _ => break,
+        }
+    }
+    let Some(words) = rest.get(k) else { return false };
     let words: Option<Vec<String>> = words.iter().map(|w| literal(w)).collect();
     let Some(words) = words else { return false };
     let (name, options) = match words.split_first() {

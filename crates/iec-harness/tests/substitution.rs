@@ -30,7 +30,10 @@ fn claude_binary() -> Option<PathBuf> {
     let version = version();
     match install_claude_code(&version) {
         Ok(l) => {
-            assert!(l.prefix_args.is_empty(), "{version} is a native binary; got {l:?}");
+            assert!(
+                l.prefix_args.is_empty(),
+                "{version} is a native binary; got {l:?}"
+            );
             Some(l.program)
         }
         Err(e) => {
@@ -233,4 +236,188 @@ fn snapshot_functions_are_the_tables() {
             );
         }
     }
+}
+
+/// Red team round 8: shadowed names reached other ways than a plain call, binary inputs, and
+/// find piped through grep. Each text runs through the real 2.1.332 and with `bash -c` (each
+/// builds its fixture first); the observed verdict (equal output or not) is pinned, and
+/// `iec check`'s prediction must agree with it (corresponds ⇔ corresponds; "unknown" where the
+/// difference depends on what only the run shows). The check-side regressions are in
+/// crates/iec-check/tests/substitution_red_team_round8.rs.
+#[test]
+fn shadowed_names_reached_otherwise_red_team_round8() {
+    use iec_harness::agree::{agree, Payload};
+    if claude_binary().is_none() {
+        return;
+    }
+    const FIXTURE: &str = "rm -rf fx && mkdir -p fx/d && cd fx && printf 'TODO\\n' > d/a.txt && \
+                           printf 'TODO\\n' > d/ign.log && printf '*.log\\n' > d/.gitignore && \
+                           printf 'TODO\\0bin\\n' > b.png && printf 'TODO\\n' > f.txt && ";
+    // (id, command, observed verdict, predicted verdict)
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("dynamic-name", "g=grep; $g -r TODO d", "diverges", "unknown"),
+        (
+            "dynamic-quoted",
+            "G=grep; \"$G\" -r TODO d",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "dynamic-substitution",
+            "$(echo grep) -r TODO d",
+            "diverges",
+            "unknown",
+        ),
+        ("eval", "eval grep -r TODO d", "diverges", "diverges"),
+        ("eval-quoted", "eval 'grep -r TODO d'", "diverges", "diverges"),
+        (
+            "command-eval",
+            "command eval grep -r TODO d",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "builtin-eval",
+            "builtin eval grep -r TODO d",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "prefix-assignment",
+            "PATH=/usr/bin grep -r TODO d",
+            "diverges",
+            "diverges",
+        ),
+        ("type", "type grep | head -1", "diverges", "diverges"),
+        ("type-t", "type -t grep", "diverges", "diverges"),
+        ("command-v", "command -v grep", "diverges", "diverges"),
+        ("declare-F", "declare -F grep", "diverges", "diverges"),
+        ("type-P", "type -P grep", "corresponds", "corresponds"),
+        (
+            "command-v-discarded",
+            "command -v grep >/dev/null && echo y",
+            "corresponds",
+            "corresponds",
+        ),
+        (
+            "type-discarded",
+            "type grep > /dev/null 2>&1; echo $?",
+            "corresponds",
+            "corresponds",
+        ),
+        (
+            "declare-F-discarded",
+            "declare -F grep >/dev/null; echo $?",
+            "diverges",
+            "diverges",
+        ),
+        ("which", "which grep", "corresponds", "corresponds"),
+        ("bash-c", "bash -c 'grep -r TODO d'", "corresponds", "corresponds"),
+        ("exec", "(exec grep -r TODO d)", "corresponds", "corresponds"),
+        (
+            "xargs",
+            "echo d | xargs grep -r TODO",
+            "corresponds",
+            "corresponds",
+        ),
+        ("binary", "grep TODO b.png; echo rc=$?", "diverges", "unknown"),
+        ("binary-count", "grep -c TODO b.png", "diverges", "unknown"),
+        (
+            "binary-text",
+            "grep -a -c TODO b.png",
+            "corresponds",
+            "corresponds",
+        ),
+        (
+            "binary-files-text",
+            "grep --binary-files=text -c TODO b.png",
+            "corresponds",
+            "corresponds",
+        ),
+        (
+            "find-grep-count",
+            "find d | grep -c a",
+            "corresponds",
+            "corresponds",
+        ),
+        (
+            "find-grep-sort",
+            "find d | grep -v zz | sort",
+            "corresponds",
+            "corresponds",
+        ),
+        // No rg on this machine's PATH: the function runs the embedded ripgrep where bash -c
+        // finds no program.
+        ("rg-missing", "rg -c TODO f.txt", "diverges", "unknown"),
+    ];
+    let payloads: Vec<Payload> = cases
+        .iter()
+        .map(|(id, c, _, _)| Payload {
+            id: id.to_string(),
+            command: format!("{FIXTURE}{c}"),
+        })
+        .collect();
+    let rep = agree(&support::spec("2.1.332"), "claude-code-2.1.332-linux", &payloads).expect("agree run");
+    let mut bad = Vec::new();
+    for (a, (id, _, observed, predicted)) in rep.results.iter().zip(cases) {
+        assert_eq!(a.id, *id);
+        let (o, p) = (&a.observed["verdict"], &a.predicted["verdict"]);
+        if o != observed || p != predicted || !a.verdict_agree {
+            bad.push(format!(
+                "{id}: observed {o} (want {observed}), predicted {p} (want {predicted})\n    direct: {}\n    harness: {}",
+                a.observed["direct"], a.observed["tool_result"]
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The real 2.1.332 snapshot defines `rg` only when `hash rg` fails: sourced by bash with an
+/// `rg` on PATH it leaves `rg` alone, without one it defines the function (red team round 8:
+/// `rg` was judged substituted even where a real rg runs).
+#[test]
+fn rg_function_only_without_rg_on_path_red_team_round8() {
+    let Some(_) = claude_binary() else { return };
+    let mut opts = RunOptions::new(
+        "2.1.332",
+        None,
+        &["cat ~/.claude/shell-snapshots/snapshot-bash-*.sh"],
+    );
+    opts.launch.timeout = Duration::from_secs(90);
+    opts.hook_witness = false;
+    opts.launch.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
+    let run = run_claude_code_with(&opts).expect("harness run");
+    assert!(!run.timed_out, "stderr:\n{}", run.stderr);
+    let snapshot = &run.results[0]
+        .tool_result
+        .as_ref()
+        .expect("a tool result")
+        .content;
+    assert!(snapshot.contains("if ! hash rg 2>/dev/null"), "{snapshot}");
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("snapshot.sh");
+    std::fs::write(&snap, snapshot).unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let rg = bin.join("rg");
+    std::fs::write(&rg, "#!/bin/sh\necho real-rg\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&rg, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let defined = |path: &str| {
+        // The launch's own shell (its spawn argv), found without PATH.
+        let out = Command::new("/bin/bash")
+            .arg("-c")
+            .arg("source \"$1\" >/dev/null 2>&1; declare -F rg >/dev/null && echo function || echo none")
+            .arg("_")
+            .arg(&snap)
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    // PATH holds only an empty folder, or only the folder with `rg` (the snapshot needs builtins).
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert_eq!(defined(&empty.to_string_lossy()), "function");
+    assert_eq!(defined(&bin.to_string_lossy()), "none");
 }

@@ -119,6 +119,11 @@ pub struct Snapshot {
     /// every call of a shadowed program is reported as diverging.
     #[serde(default)]
     pub substitutes: Option<String>,
+    /// Shadowed programs the snapshot defines a function for only when no program of that name
+    /// is on `PATH` (Claude Code 2.1.332: `if ! hash rg 2>/dev/null && ! typeset -f rg …; then
+    /// function rg …`): whether a call runs the function is known only at run time.
+    #[serde(default)]
+    pub when_missing: Vec<String>,
 }
 
 /// How a Windows launch delivers the text (present only on Windows launches): the sender that

@@ -42,12 +42,26 @@ pub(crate) fn hop(
         match action::action(&canonical) {
             Some(tokens) => {
                 let (commands, inner) = substitution::commands(&tokens);
+                let assigns = substitution::assignments(&tokens);
                 for c in &commands {
+                    // `eval`'s arguments are a text the same shell runs, snapshot functions
+                    // defined (a real 2.1.332 run: `eval grep -r TODO d` runs ugrep).
+                    match substitution::eval_text(c) {
+                        Some(Ok(t)) if depth < MAX_DEPTH => texts.push((t, depth + 1)),
+                        Some(Err(word)) => found.push(substitution::dynamic_eval(c, &word, &snap.shadowed)),
+                        _ => {}
+                    }
+                    if let Some(s) = substitution::lookup(c, &snap.shadowed) {
+                        found.push(s);
+                    }
                     let Some(name) = substitution::called_name(c) else {
+                        found.extend(substitution::dynamic_name(c, &snap.shadowed, &assigns));
                         continue;
                     };
                     programs.push(name.clone());
-                    if snap.shadowed.contains(&name) {
+                    if snap.when_missing.contains(&name) {
+                        found.push(substitution::when_missing(&name, c));
+                    } else if snap.shadowed.contains(&name) {
                         found.push(substitution::judge(table, &name, c, &note));
                     }
                 }
