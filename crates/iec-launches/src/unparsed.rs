@@ -90,7 +90,14 @@ fn certain(text: &str) -> Option<Unparsed> {
     if text[start..].starts_with("[[(") {
         return Some(hit("cond-paren", start));
     }
-    None
+    // A backquote or a single quote where the arithmetic parser wants an operand or an
+    // operator (`zshMathDiff`: the text it leaves before the closing `))`, `]` or `}` fails
+    // `Rr`).
+    let lit = literal_mask(text);
+    arithmetic_bodies(text, &lit)
+        .into_iter()
+        .find(|a| a.quote)
+        .map(|a| hit("arithmetic", a.at))
 }
 
 fn possible(text: &str) -> Option<Unparsed> {
@@ -110,6 +117,9 @@ fn possible(text: &str) -> Option<Unparsed> {
     }
     if let Some(i) = arithmetic(text, &lit) {
         return hit("arithmetic", i);
+    }
+    if let Some(a) = arithmetic_bodies(text, &lit).into_iter().find(|a| !a.parses) {
+        return hit("arithmetic", a.at);
     }
     if let Some(i) = brace_expansion(text, &lit) {
         return hit("brace-expansion", i);
@@ -230,6 +240,63 @@ fn string_mask(text: &str, lit: &[bool]) -> Vec<bool> {
     mask
 }
 
+/// Bytes of the bodies of here-documents whose delimiter is quoted (`<<'EOF'`, `<<"EOF"`,
+/// `<<\EOF`): literal text to the parser.
+fn quoted_heredoc_mask(text: &str, lit: &[bool]) -> Vec<bool> {
+    let b = text.as_bytes();
+    let mut mask = vec![false; b.len()];
+    let (mut i, mut dq) = (0, false);
+    let mut pending: Vec<(String, bool)> = Vec::new();
+    while i < b.len() {
+        if lit[i] && !dq {
+            i += 1;
+            continue;
+        }
+        match b[i] {
+            b'\\' => {
+                i += 2;
+                continue;
+            }
+            b'"' => dq = !dq,
+            b'<' if !dq && b.get(i + 1) == Some(&b'<') && b.get(i + 2) != Some(&b'<') => {
+                let rest = text[i + 2..]
+                    .trim_start_matches('-')
+                    .trim_start_matches([' ', '\t']);
+                let raw: String = rest
+                    .chars()
+                    .take_while(|c| !matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')'))
+                    .collect();
+                let quoted = raw.contains(['\'', '"', '\\']);
+                let word: String = raw.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+                if !word.is_empty() {
+                    pending.push((word, quoted));
+                }
+            }
+            b'\n' if !dq && !pending.is_empty() => {
+                let mut j = i + 1;
+                for (word, quoted) in pending.drain(..) {
+                    while j < b.len() {
+                        let end = text[j..].find('\n').map_or(b.len(), |e| j + e);
+                        let done = text[j..end].trim_start_matches('\t') == word;
+                        if !done && quoted {
+                            mask[j..end].iter_mut().for_each(|m| *m = true);
+                        }
+                        j = (end + 1).min(b.len());
+                        if done {
+                            break;
+                        }
+                    }
+                }
+                i = j;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    mask
+}
+
 /// `[[`, line continuations, `(` outside literal text.
 fn cond_paren(text: &str, lit: &[bool]) -> Option<usize> {
     let b = text.as_bytes();
@@ -338,9 +405,11 @@ fn keyword_after_prefix(text: &str) -> Option<usize> {
     };
     for k in 1..ws.len() {
         let w = &ws[k];
+        // `NAME (`; not `< <(cmd)`, a process substitution after a redirection.
         let parens = text[w.at + w.text.len()..]
             .trim_start_matches([' ', '\t'])
-            .starts_with('(');
+            .starts_with('(')
+            && redirection(w.text).is_none();
         if !keyword_like(w.text) && !parens {
             continue;
         }
@@ -390,14 +459,9 @@ fn arithmetic(text: &str, lit: &[bool]) -> Option<usize> {
             }
         }
         if b[i] == b'(' && b.get(i + 1) == Some(&b'(') && (i == 0 || b[i - 1] != b'$') && !strings[i] {
-            // `((` is arithmetic where a command starts; elsewhere the harness may read it as
-            // zsh would.
-            let before = text[..i].trim_end_matches([' ', '\t']);
-            let command_start = before.is_empty()
-                || before.ends_with([';', '&', '|', '\n', '('])
-                || before.ends_with("then")
-                || before.ends_with("do");
-            if !command_start {
+            // `((` is arithmetic where a command starts (and after `for`); elsewhere the harness
+            // may read it as zsh would.
+            if !arithmetic_command_start(text, i) && !for_head(text, i) {
                 return Some(i);
             }
         }
@@ -405,13 +469,9 @@ fn arithmetic(text: &str, lit: &[bool]) -> Option<usize> {
         if b[i] == b'$' && text[i..].starts_with("$((") && !text[i + 3..].contains("))") {
             return Some(i);
         }
-        if b[i] == b'$' && b.get(i + 1) == Some(&b'[') {
-            let body = &text[i + 2..];
-            match body.find(']') {
-                Some(end)
-                    if end > 0 && !body[..end].contains(|c: char| "[({})\\`'\"$\n<>&;|".contains(c)) => {}
-                _ => return Some(i),
-            }
+        // `$[` with no `]` after it (a closed one is judged with the other arithmetic bodies).
+        if b[i] == b'$' && b.get(i + 1) == Some(&b'[') && !text[i + 2..].contains(']') {
+            return Some(i);
         }
     }
     // A backquoted body with escapes is kept as one node, whose text is tested for `((` and `$[`
@@ -500,12 +560,17 @@ fn odd_shapes(text: &str, lit: &[bool]) -> Option<usize> {
         .any(|q| text.contains(q));
     for i in (0..b.len()).filter(|&i| !lit[i] && text.is_char_boundary(i)) {
         let rest = &text[i..];
-        if rest.starts_with("((") && (i == 0 || b[i - 1] != b'$') {
-            let before = text[..i].trim_end_matches([' ', '\t']);
-            let command_start = before.is_empty() || before.ends_with([';', '&', '|', '\n', '(']);
-            if command_start && !arithmetic_closes(&rest[2..]) {
-                return Some(i);
-            }
+        // Not the inner `((` of `$(((`, `(((` or `for (((`.
+        let inner = i > 0
+            && b[i - 1] == b'('
+            && (text[..i].ends_with("$(") || arithmetic_closes(&text[i + 1..]) || for_head(text, i - 1));
+        if rest.starts_with("((")
+            && (i == 0 || b[i - 1] != b'$')
+            && !inner
+            && arithmetic_command_start(text, i)
+            && !arithmetic_closes(&rest[2..])
+        {
+            return Some(i);
         }
         if rest.starts_with("${") && !escaped(b, i) {
             let indirect = rest[2..].starts_with('!');
@@ -563,6 +628,490 @@ fn arithmetic_closes(body: &str) -> bool {
         k += 1;
     }
     false
+}
+
+/// Whether a `((` at `i` stands where a command starts: the text's start, after `;`, `&`, `|`,
+/// a newline or `(`, or after a reserved word that a command follows (`if`, `then`, `do`, `!`,
+/// `{`, …). After any other word (`time ((x))`) the harness reads it as zsh would.
+fn arithmetic_command_start(text: &str, i: usize) -> bool {
+    let before = text[..i].trim_end_matches([' ', '\t']);
+    if before.is_empty() || before.ends_with([';', '&', '|', '\n', '(']) {
+        return true;
+    }
+    let word = before
+        .rsplit([' ', '\t', '\n', ';', '&', '|', '('])
+        .next()
+        .unwrap_or("");
+    matches!(
+        word,
+        "if" | "then" | "elif" | "else" | "while" | "until" | "do" | "!" | "{"
+    )
+}
+
+/// Whether the `((` at `i` opens a `for ((…; …; …))` head.
+fn for_head(text: &str, i: usize) -> bool {
+    let before = text[..i].trim_end_matches([' ', '\t']);
+    before
+        .strip_suffix("for")
+        .is_some_and(|b| b.is_empty() || b.ends_with([' ', '\t', '\n', ';', '&', '|', '(', '{']))
+        && arithmetic_command_start(text, before.len() - 3)
+}
+
+/// An arithmetic expression the harness's parser reads with its arithmetic grammar (`$((…))`,
+/// `((…))` where a command starts, a `for ((…))` head, `$[…]`, the offset and length of
+/// `${NAME:…}`, a subscript of `${NAME[…]}`).
+struct ArithmeticBody {
+    /// Offset of the construct.
+    at: usize,
+    /// A backquote or a single quote at its top level (outside nested `$(…)`, `${…}`, `"…"`):
+    /// the grammar has no such operand, and the text it leaves fails `Rr` (refused for sure).
+    quote: bool,
+    /// Whether the grammar (as far as modelled here) reads the whole expression.
+    parses: bool,
+}
+
+/// The arithmetic expressions of `text` outside literal text, quoted here-document bodies and
+/// backquoted bodies with escapes (those the parser keeps as one node).
+fn arithmetic_bodies(text: &str, lit: &[bool]) -> Vec<ArithmeticBody> {
+    let b = text.as_bytes();
+    let strings = string_mask(text, lit);
+    let quoted_heredoc = quoted_heredoc_mask(text, lit);
+    let mut hidden = vec![false; b.len()];
+    for (start, body) in backquoted(text) {
+        if has_escapes(body) {
+            hidden[start..(start + 1 + body.len()).min(b.len())]
+                .iter_mut()
+                .for_each(|h| *h = true);
+        }
+    }
+    let mut out = Vec::new();
+    let judge = |at: usize, body: &str, sections: bool| {
+        let quote = top_level_quote(body);
+        let parses = if sections {
+            split_top_level(body, b';')
+                .iter()
+                .all(|s| s.trim().is_empty() || arith_parses(s))
+        } else {
+            arith_parses(body)
+        };
+        // Where the grammar stops early, the parser only minds text it leaves that `Rr` does
+        // not allow (`$((x y))` runs).
+        ArithmeticBody {
+            at,
+            quote,
+            parses: parses || rr_clean(body),
+        }
+    };
+    let unclosed = |at| ArithmeticBody {
+        at,
+        quote: false,
+        parses: false,
+    };
+    let mut push = |a: ArithmeticBody| out.push(a);
+    let mut i = 0;
+    while i < b.len() {
+        if lit[i] || hidden[i] || quoted_heredoc[i] || !text.is_char_boundary(i) {
+            i += 1;
+            continue;
+        }
+        let rest = &text[i..];
+        let dollar = b[i] == b'$' && !escaped(b, i);
+        // A `{` earlier in the same word (`x{$((1))`): the word is read as a brace expansion.
+        let brace_word = || {
+            b[..i]
+                .iter()
+                .enumerate()
+                .rev()
+                .take_while(|&(_, c)| !b" \t\n;&|()<>".contains(c))
+                .any(|(k, &c)| c == b'{' && !lit[k] && (k == 0 || b[k - 1] != b'$'))
+        };
+        if dollar && (rest.starts_with("$((") || rest.starts_with("$[")) && brace_word() {
+            push(unclosed(i));
+        } else if dollar && rest.starts_with("$((") {
+            match closing(rest, 3, b')').filter(|&e| rest.as_bytes().get(e + 1) == Some(&b')')) {
+                Some(end) => push(judge(i, &rest[3..end], false)),
+                None => push(unclosed(i)),
+            }
+        } else if dollar && rest.starts_with("$[") {
+            match closing(rest, 2, b']') {
+                Some(end) => push(judge(i, &rest[2..end], false)),
+                None => push(unclosed(i)),
+            }
+        } else if dollar && rest.starts_with("${") {
+            let inner = &rest[2..];
+            let skip = usize::from(inner.starts_with(['#', '!']));
+            let name = inner[skip..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(inner.len() - skip);
+            let after = &inner[skip + name..];
+            if name > 0 && after.starts_with('[') {
+                match closing(after, 1, b']') {
+                    Some(end) if matches!(&after[1..end], "@" | "*") => {}
+                    Some(end) => push(judge(i, &after[1..end], false)),
+                    None => push(unclosed(i)),
+                }
+            } else if name > 0
+                && skip == 0
+                && after.starts_with(':')
+                && !after[1..].starts_with(['-', '=', '?', '+'])
+            {
+                let Some(end) = closing(after, 1, b'}') else {
+                    push(unclosed(i));
+                    i += 1;
+                    continue;
+                };
+                {
+                    let expr = &after[1..end];
+                    // Offset and length; a `?` (a conditional's `:`) is left to the grammar.
+                    let parts = if expr.contains('?') {
+                        vec![expr]
+                    } else {
+                        split_top_level(expr, b':')
+                    };
+                    let quote = top_level_quote(expr);
+                    let parses = parts.len() <= 2 && parts.iter().all(|p| arith_parses(p));
+                    push(ArithmeticBody { at: i, quote, parses });
+                }
+            }
+        } else if rest.starts_with("((") && (i == 0 || b[i - 1] != b'$') && !strings[i] {
+            if for_head(text, i) {
+                match closing(rest, 2, b')').filter(|&e| rest.as_bytes().get(e + 1) == Some(&b')')) {
+                    Some(end) => push(judge(i, &rest[2..end], true)),
+                    None => push(unclosed(i)),
+                }
+            } else if arithmetic_command_start(text, i) && arithmetic_closes(&rest[2..]) {
+                if let Some(end) =
+                    closing(rest, 2, b')').filter(|&e| rest.as_bytes().get(e + 1) == Some(&b')'))
+                {
+                    push(judge(i, &rest[2..end], false));
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether every byte of `body` is one that the parser's `Rr` allows in the text its
+/// arithmetic grammar leaves (`[\w\s$+\-*/%<>=!&|^~?:,.()[\];]`, no `<<`).
+fn rr_clean(body: &str) -> bool {
+    !body.contains("<<")
+        && body
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"_ \t\n$+-*/%<>=!&|^~?:,.()[];".contains(&c))
+}
+
+/// The offset in `s` of the `close` byte that ends the construct whose body starts at `from`:
+/// parentheses and brackets nest, quotes, backquotes, `$(…)` and `${…}` are skipped.
+fn closing(s: &str, from: usize, close: u8) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut open: Vec<u8> = Vec::new();
+    let mut i = from;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'\'' | b'"' | b'`' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    if b[i] == b'\\' && q != b'\'' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'$' if matches!(b.get(i + 1), Some(b'(' | b'{')) => {
+                let c = if b[i + 1] == b'(' { b')' } else { b'}' };
+                i = i + 2 + closing(&s[i + 2..], 0, c)?;
+            }
+            c if c == close && open.is_empty() => return Some(i),
+            b'(' => open.push(b')'),
+            b'[' => open.push(b']'),
+            b'{' => open.push(b'}'),
+            c @ (b')' | b']' | b'}') => open.pop().filter(|&o| o == c).map(drop)?,
+
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `s` split at `sep` bytes outside nesting and quotes.
+fn split_top_level(s: &str, sep: u8) -> Vec<&str> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut last = 0;
+    let mut i = 0;
+    while i <= b.len() {
+        if i == b.len() {
+            out.push(&s[last..]);
+            break;
+        }
+        if b[i] == sep {
+            out.push(&s[last..i]);
+            last = i + 1;
+            i += 1;
+            continue;
+        }
+        match b[i] {
+            b'(' | b'[' | b'{' | b'\'' | b'"' | b'`' | b'$' => {
+                let close = match b[i] {
+                    b'(' => b')',
+                    b'[' => b']',
+                    b'{' => b'}',
+                    b'$' if matches!(b.get(i + 1), Some(b'(' | b'{')) => {
+                        i += 1;
+                        if b[i] == b'(' {
+                            b')'
+                        } else {
+                            b'}'
+                        }
+                    }
+                    b'$' => {
+                        i += 1;
+                        continue;
+                    }
+                    q => {
+                        i += 1;
+                        while i < b.len() && b[i] != q {
+                            i += 1;
+                        }
+                        i += 1;
+                        continue;
+                    }
+                };
+                match closing(&s[i + 1..], 0, close) {
+                    Some(e) => i += e + 2,
+                    None => i = b.len(),
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// A backquote or a single quote at the top level of an arithmetic expression.
+fn top_level_quote(body: &str) -> bool {
+    let b = body.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'$' if b.get(i + 1) == Some(&b'\'') && !escaped(b, i) => {
+                // `$'…'`: an operand.
+                i += 2;
+                while i < b.len() && b[i] != b'\'' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'`' | b'\'' if !escaped(b, i) => return true,
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'$' if matches!(b.get(i + 1), Some(b'(' | b'{')) && !escaped(b, i) => {
+                let c = if b[i + 1] == b'(' { b')' } else { b'}' };
+                match closing(&body[i + 2..], 0, c) {
+                    Some(e) => i += e + 2,
+                    None => return false,
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether the arithmetic grammar of the harness's parser (numbers, `BASE#DIGITS`, `0x…`,
+/// names with a subscript, `$…` expansions, `"…"` without expansions, parentheses, unary,
+/// binary, assignment and conditional operators, commas) reads all of `body`.
+fn arith_parses(body: &str) -> bool {
+    let mut p = Arith {
+        b: body.as_bytes(),
+        i: 0,
+    };
+    p.list() && {
+        p.blank();
+        p.i == p.b.len()
+    }
+}
+
+struct Arith<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Arith<'_> {
+    fn blank(&mut self) {
+        while self
+            .b
+            .get(self.i)
+            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n'))
+        {
+            self.i += 1;
+        }
+    }
+    fn eat(&mut self, s: &str) -> bool {
+        self.blank();
+        if self.b[self.i..].starts_with(s.as_bytes()) {
+            self.i += s.len();
+            true
+        } else {
+            false
+        }
+    }
+    fn list(&mut self) -> bool {
+        loop {
+            if !self.conditional() {
+                return false;
+            }
+            if !self.eat(",") {
+                return true;
+            }
+        }
+    }
+    fn conditional(&mut self) -> bool {
+        if !self.binary() {
+            return false;
+        }
+        if self.eat("?") {
+            return self.list() && self.eat(":") && self.conditional();
+        }
+        true
+    }
+    fn binary(&mut self) -> bool {
+        const OPS: &[&str] = &[
+            "<<=", ">>=", "**", "<<", ">>", "==", "!=", "<=", ">=", "&&", "||", "+=", "-=", "*=", "/=", "%=",
+            "&=", "^=", "|=", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^", "=",
+        ];
+        loop {
+            if !self.unary() {
+                return false;
+            }
+            self.blank();
+            let rest = &self.b[self.i..];
+            match OPS.iter().find(|op| rest.starts_with(op.as_bytes())) {
+                // `++`/`--` after an operand is a postfix operator, taken in `unary`.
+                Some(op) => self.i += op.len(),
+                None => return true,
+            }
+        }
+    }
+    fn unary(&mut self) -> bool {
+        loop {
+            self.blank();
+            let rest = &self.b[self.i..];
+            if rest.starts_with(b"++") || rest.starts_with(b"--") {
+                self.i += 2;
+            } else if rest
+                .first()
+                .is_some_and(|c| matches!(c, b'+' | b'-' | b'!' | b'~'))
+            {
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+        if !self.primary() {
+            return false;
+        }
+        self.blank();
+        if self.b[self.i..].starts_with(b"++") || self.b[self.i..].starts_with(b"--") {
+            self.i += 2;
+        }
+        true
+    }
+    fn primary(&mut self) -> bool {
+        self.blank();
+        let b = self.b;
+        let Some(&c) = b.get(self.i) else { return false };
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        match c {
+            b'(' => {
+                self.i += 1;
+                self.list() && self.eat(")")
+            }
+            b'0'..=b'9' => {
+                while b.get(self.i).is_some_and(|c| c.is_ascii_digit()) {
+                    self.i += 1;
+                }
+                if matches!(b.get(self.i), Some(b'x' | b'X')) && b[self.i - 1] == b'0' {
+                    self.i += 1;
+                    while b.get(self.i).is_some_and(|c| c.is_ascii_hexdigit()) {
+                        self.i += 1;
+                    }
+                } else if b.get(self.i) == Some(&b'#') {
+                    self.i += 1;
+                    while b.get(self.i).is_some_and(|&c| word(c) || c == b'@') {
+                        self.i += 1;
+                    }
+                }
+                !b.get(self.i).is_some_and(|&c| word(c))
+            }
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                while b.get(self.i).is_some_and(|&c| word(c)) {
+                    self.i += 1;
+                }
+                if b.get(self.i) == Some(&b'[') {
+                    self.i += 1;
+                    return self.list() && self.eat("]");
+                }
+                true
+            }
+            b'"' => {
+                self.i += 1;
+                while b.get(self.i).is_some_and(|&c| c != b'"') {
+                    if matches!(b[self.i], b'$' | b'`' | b'\\') {
+                        return false;
+                    }
+                    self.i += 1;
+                }
+                self.eat("\"")
+            }
+            b'$' => {
+                self.i += 1;
+                match b.get(self.i) {
+                    Some(b'\'') => {
+                        self.i += 1;
+                        while b.get(self.i).is_some_and(|&c| c != b'\'') {
+                            self.i += if b[self.i] == b'\\' { 2 } else { 1 };
+                        }
+                        self.i += 1;
+                        self.i <= b.len()
+                    }
+                    Some(b'(' | b'{') => {
+                        let close = if b[self.i] == b'(' { b')' } else { b'}' };
+                        let s = std::str::from_utf8(&b[self.i + 1..]).unwrap_or("");
+                        match closing(s, 0, close) {
+                            Some(e) => {
+                                let inner = &s[..e];
+                                self.i += e + 2;
+                                // `${…}` with a backquote or a quote inside is not modelled.
+                                close == b')' || !inner.contains(['`', '\'', '"', '{'])
+                            }
+                            None => false,
+                        }
+                    }
+                    Some(&c) if word(c) => {
+                        while b.get(self.i).is_some_and(|&c| word(c)) {
+                            self.i += 1;
+                        }
+                        true
+                    }
+                    Some(b'#' | b'?' | b'$' | b'!' | b'@' | b'*' | b'-') => {
+                        self.i += 1;
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Backquoted bodies (offset of the opening backquote, body without the backquotes; an
