@@ -1255,4 +1255,121 @@ mod tests {
             assert_eq!(rule(t), *want, "{t:?}");
         }
     }
+
+    /// Checks `cases` (text, what the harness's own parser said: refused or not) against the
+    /// model: a refused text is certain (`Some(true)`) or possible (`Some(false)`), a text it
+    /// runs has no finding (`None`).
+    fn judge(cases: &[(&str, Option<bool>)]) {
+        for (t, want) in cases {
+            let got = unparsed_line(t).map(|u| u.certain);
+            assert_eq!(got, *want, "{t:?}: {:?}", unparsed_line(t));
+        }
+    }
+
+    /// Red team round 8 (a): a backquote in `$((…))` was judged "corresponds"; the harness's
+    /// arithmetic grammar has no backquoted operand and refuses the text every time.
+    #[test]
+    fn backquote_in_arithmetic_expansion_is_certain() {
+        judge(&[
+            ("echo $((`echo 1`+1))", Some(true)),
+            ("echo $((1+`echo 1`))", Some(true)),
+            ("echo \"$((`echo 1`+1))\"", Some(true)),
+            ("x=$((`date +%s`-1))", Some(true)),
+            ("echo $(( `echo 1` ))", Some(true)),
+            ("echo $[`echo 1`+1]", Some(true)),
+            ("cat <<EOF\n$((`echo 1`+1))\nEOF", Some(true)),
+            // Inside a command substitution, in single quotes, in a quoted here-document.
+            ("echo $(( $(echo `echo 1`) ))", None),
+            ("echo '$((`echo 1`+1))'", None),
+            ("cat <<'EOF'\n$((`echo 1`+1))\nEOF", None),
+            // Operands and operators the grammar reads, or leaves as text `Rr` allows.
+            ("echo $((1<<2)) $((16#ff)) $[2**3]", None),
+            ("echo $((x y))", None),
+            ("echo $(((1)+(2)))", None),
+            // A brace-expansion word around it: possible.
+            ("x{$((1))", Some(false)),
+        ]);
+    }
+
+    /// Red team round 8 (a): `((…))` commands with a backquote or a quoted subscript were
+    /// judged "corresponds", and `((…))` after `if`, `while`, `!`, `{` was `unknown` though the
+    /// harness runs it.
+    #[test]
+    fn arithmetic_command_positions() {
+        judge(&[
+            ("((`echo 1`))", Some(true)),
+            ("((x=`echo 1`))", Some(true)),
+            ("((x['k']++))", Some(true)),
+            ("for ((i=`echo 0`;i<3;i++)); do :; done", Some(true)),
+            ("if ((x>1)); then echo a; fi", None),
+            ("while ((i<3)); do ((i++)); done", None),
+            ("until ((i>3)); do ((i++)); done", None),
+            ("! ((i++))", None),
+            ("{ ((i++)); }", None),
+            ("(((1)+(2)))", None),
+            // After a word that is not a reserved word.
+            ("time ((i++))", Some(false)),
+        ]);
+    }
+
+    /// Red team round 8 (a): `${x:…}` offsets and lengths are arithmetic to the harness; a
+    /// backquote or a quote there is refused, an offset it cannot read may be.
+    #[test]
+    fn substring_offset_and_length() {
+        judge(&[
+            ("echo ${x:`echo 1`}", Some(true)),
+            ("echo ${x:1:`echo 2`}", Some(true)),
+            ("echo ${x:'1'}", Some(true)),
+            ("echo \"${x:`echo 1`}\"", Some(true)),
+            ("echo ${x:1a}", Some(false)),
+            ("echo ${x:1:2}", None),
+            ("echo ${x: -1}", None),
+            ("echo ${x:(-1)}", None),
+            ("echo ${x:$((1))}", None),
+            ("echo ${x:i+1}", None),
+            // Default, alternative: not arithmetic.
+            ("echo ${x:-`echo 1`}", None),
+            ("echo ${x:+'a'}", None),
+        ]);
+    }
+
+    /// Red team round 8 (a): a single-quoted or backquoted subscript (`${m['k']}`) was judged
+    /// "corresponds"; the harness refuses it every time.
+    #[test]
+    fn associative_subscript_quote() {
+        judge(&[
+            ("echo ${m['k']}", Some(true)),
+            ("echo \"${m['k']}\"", Some(true)),
+            ("echo ${m['k']:-x}", Some(true)),
+            ("echo ${m[`k`]}", Some(true)),
+            ("echo $((m['k']+1))", Some(true)),
+            ("echo ${m[\"k\"]}", None),
+            ("echo ${m[$'k']}", None),
+            ("echo ${m[k]} ${m[@]} ${!m[*]} ${#m[@]}", None),
+            // An assignment's subscript is not read as arithmetic.
+            ("m['k']=1", None),
+        ]);
+    }
+
+    /// Red team round 8 (b): `for ((…; …; …))` was `unknown` (a `((` in an argument); the
+    /// harness runs it.
+    #[test]
+    fn for_arithmetic_head_runs() {
+        judge(&[
+            ("for ((i=0;i<3;i++)); do echo $i; done", None),
+            ("for (( i=0 ; i<3 ; i++ )) ; do echo $i; done", None),
+            ("for ((;;)); do break; done", None),
+        ]);
+    }
+
+    /// Red team round 8 (b): `done < <(cmd)` was `unknown` (the process substitution's `(`
+    /// taken for a function definition after a redirection); the harness runs it.
+    #[test]
+    fn while_read_process_substitution_runs() {
+        judge(&[
+            ("while read l; do echo $l; done < <(ls)", None),
+            ("while read -r l; do :; done < <(ls) > out 2>&1", None),
+            ("f() { :; } > >(cat)", None),
+        ]);
+    }
 }
