@@ -441,8 +441,10 @@ fn arithmetic(text: &str, lit: &[bool]) -> Option<usize> {
     // lexer does not read `#` as a comment everywhere bash does (`argvprobe > f #((` is
     // refused).
     let quoted = |i: usize| {
-        let line = || b[..=i].iter().rev().take_while(|&&c| c != b'\n');
-        lit[i] && !(line().any(|&c| c == b'#') && line().any(|&c| c == b'<' || c == b'>'))
+        // The line up to the comment that holds `i`.
+        let line_start = b[..i].iter().rposition(|&c| c == b'\n').map_or(0, |n| n + 1);
+        let comment = (line_start..=i).find(|&k| b[k] == b'#' && lit[k]);
+        lit[i] && !comment.is_some_and(|c| b[line_start..c].iter().any(|&c| c == b'<' || c == b'>'))
     };
     let strings = string_mask(text, lit);
     for i in (0..b.len()).filter(|&i| !quoted(i)) {
@@ -502,7 +504,7 @@ fn has_escapes(body: &str) -> bool {
 fn brace_expansion(text: &str, lit: &[bool]) -> Option<usize> {
     let b = text.as_bytes();
     for i in 0..b.len().saturating_sub(1) {
-        if b[i] != b'$' || b[i + 1] != b'{' || lit[i] {
+        if b[i] != b'$' || b[i + 1] != b'{' || lit[i] || escaped(b, i) {
             continue;
         }
         let mut j = i + 2;
@@ -1370,6 +1372,19 @@ mod tests {
             ("while read l; do echo $l; done < <(ls)", None),
             ("while read -r l; do :; done < <(ls) > out 2>&1", None),
             ("f() { :; } > >(cat)", None),
+        ]);
+    }
+
+    /// Round 8 measurement: an escaped `\${` is literal text to the lexer, and a comment hides
+    /// `$((` unless a redirection stands before the comment (not inside it).
+    #[test]
+    fn escaped_brace_and_redirection_inside_comment() {
+        judge(&[
+            ("argvprobe \\${x", None),
+            ("argvprobe \\${{}", None),
+            ("# < $((", None),
+            ("argvprobe # > $((", None),
+            ("argvprobe > f # $((", Some(false)),
         ]);
     }
 }
