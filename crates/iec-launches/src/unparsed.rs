@@ -1066,11 +1066,13 @@ impl Arith<'_> {
             }
             b'"' => {
                 self.i += 1;
+                // Expansions inside are read too; a backquote is not modelled.
                 while b.get(self.i).is_some_and(|&c| c != b'"') {
-                    if matches!(b[self.i], b'$' | b'`' | b'\\') {
-                        return false;
+                    match b[self.i] {
+                        b'`' => return false,
+                        b'\\' => self.i += 2,
+                        _ => self.i += 1,
                     }
-                    self.i += 1;
                 }
                 self.eat("\"")
             }
@@ -1346,6 +1348,7 @@ mod tests {
             ("echo ${m[`k`]}", Some(true)),
             ("echo $((m['k']+1))", Some(true)),
             ("echo ${m[\"k\"]}", None),
+            ("echo \"${m[$k]}\" \"${m[\"$k\"]}\"", None),
             ("echo ${m[$'k']}", None),
             ("echo ${m[k]} ${m[@]} ${!m[*]} ${#m[@]}", None),
             // An assignment's subscript is not read as arithmetic.
