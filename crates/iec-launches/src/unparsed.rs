@@ -586,12 +586,14 @@ fn odd_shapes(text: &str, lit: &[bool]) -> Option<usize> {
     for i in (0..b.len()).filter(|&i| !lit[i] && text.is_char_boundary(i)) {
         let rest = &text[i..];
         // Not the inner `((` of `$(((`, `(((` or `for (((`.
-        let inner = i > 0
-            && b[i - 1] == b'('
-            && (text[..i].ends_with("$(") || arithmetic_closes(&text[i + 1..]) || for_head(text, i - 1));
+        let inner = || {
+            i > 0
+                && b[i - 1] == b'('
+                && (text[..i].ends_with("$(") || arithmetic_closes(&text[i + 1..]) || for_head(text, i - 1))
+        };
         if rest.starts_with("((")
             && (i == 0 || b[i - 1] != b'$')
-            && !inner
+            && !inner()
             && arithmetic_command_start(text, i)
             && !arithmetic_closes(&rest[2..])
         {
@@ -1412,5 +1414,12 @@ mod tests {
             ("argvprobe # > $((", None),
             ("argvprobe > f # $((", Some(false)),
         ]);
+    }
+
+    /// The property test's crab: a multibyte character right after `(` was sliced inside (a
+    /// panic in the `((` rules).
+    #[test]
+    fn multibyte_after_open_paren_does_not_panic() {
+        judge(&[("echo \"(é\"", None), ("echo \"(🦀)\" $((1))", None)]);
     }
 }
