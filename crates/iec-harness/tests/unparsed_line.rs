@@ -263,6 +263,55 @@ fn unparsed_line_refusals_agree_with_real_claude_code() {
     repairs_of_refused_calls_run(&rep);
 }
 
+/// The harness parses no command longer than 10,000 UTF-16 code units (`pj`, `Ct = 1e4`):
+/// `argvprobe '$$(' '…'` is refused at 10,000 and runs at 10,001 (the model said "diverges" at
+/// any length before round 8).
+#[test]
+fn parse_limit_agrees_with_real_claude_code() {
+    if support::claude_code("2.1.332").is_none() {
+        return;
+    }
+    let text = |n: usize| {
+        let head = "argvprobe '$$(' '";
+        format!("{head}{}'", "x".repeat(n - head.len() - 1))
+    };
+    let limit = iec_launches::unparsed::PARSE_LIMIT;
+    let payloads = vec![
+        Payload {
+            id: "parse-limit-at".into(),
+            command: text(limit),
+        },
+        Payload {
+            id: "parse-limit-over".into(),
+            command: text(limit + 1),
+        },
+    ];
+    let rep = agree(&support::spec("2.1.332"), "claude-code-2.1.332-linux", &payloads).expect("agree run");
+    let verdicts: Vec<(&str, &str, bool)> = rep
+        .results
+        .iter()
+        .map(|a| {
+            (
+                a.observed["verdict"].as_str().unwrap_or("?"),
+                a.predicted["verdict"].as_str().unwrap_or("?"),
+                a.verdict_agree,
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("diverges", "diverges", true),
+            ("corresponds", "corresponds", true)
+        ],
+        "{:?}",
+        rep.results
+            .iter()
+            .map(|a| &a.observed["tool_result"])
+            .collect::<Vec<_>>()
+    );
+}
+
 /// IntAct (`iec repair`) on each call the model says the harness refuses: the rendering it
 /// delivers (`eval $'…'`, no `$$(` left in the text) runs through the real 2.1.332 and hands the
 /// probe the argv of the direct `bash -c` run of the original call.

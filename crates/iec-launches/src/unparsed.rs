@@ -96,8 +96,16 @@ const KEYWORDS: &[&str] = &[
     "function", "select",
 ];
 
+/// The length (UTF-16 code units) above which the harness does not parse a command (`pj`:
+/// `e.length > Ct`, `Ct = 1e4`): the parse is abandoned and `sSe` refuses nothing. Through the
+/// real 2.1.332 `argvprobe '$$(' '…'` is refused at 10,000 code units and runs at 10,001.
+pub const PARSE_LIMIT: usize = 10_000;
+
 /// The model's finding for `text`, certain findings first.
 pub fn unparsed_line(text: &str) -> Option<Unparsed> {
+    if text.encode_utf16().count() > PARSE_LIMIT {
+        return None;
+    }
     certain(text).or_else(|| possible(text))
 }
 
@@ -475,12 +483,23 @@ fn arithmetic(text: &str, lit: &[bool]) -> Option<usize> {
     // Quotes hide these; a comment does unless a redirection stands before it on its line: the
     // lexer does not read `#` as a comment everywhere bash does (`argvprobe > f #((` is
     // refused).
-    let quoted = |i: usize| {
-        // The line up to the comment that holds `i`.
-        let line_start = b[..i].iter().rposition(|&c| c == b'\n').map_or(0, |n| n + 1);
-        let comment = (line_start..=i).find(|&k| b[k] == b'#' && lit[k]);
-        lit[i] && !comment.is_some_and(|c| b[line_start..c].iter().any(|&c| c == b'<' || c == b'>'))
-    };
+    // Per byte: whether a `<` or `>` stands on its line before a comment that holds it.
+    let mut shown = vec![false; b.len()];
+    let (mut redirection, mut in_comment, mut comment_shown) = (false, false, false);
+    for k in 0..b.len() {
+        if b[k] == b'\n' {
+            (redirection, in_comment, comment_shown) = (false, false, false);
+            continue;
+        }
+        if !in_comment && b[k] == b'#' && lit[k] {
+            (in_comment, comment_shown) = (true, redirection);
+        }
+        if !in_comment && matches!(b[k], b'<' | b'>') {
+            redirection = true;
+        }
+        shown[k] = in_comment && comment_shown;
+    }
+    let quoted = |i: usize| lit[i] && !shown[i];
     let strings = string_mask(text, lit);
     for i in (0..b.len()).filter(|&i| !quoted(i)) {
         if b[i] == b'$' && escaped(b, i) {
@@ -878,7 +897,7 @@ fn arithmetic_bodies(text: &str, lit: &[bool]) -> Vec<ArithmeticBody> {
                     push(a);
                 }
             }
-        } else if rest.starts_with("((") && (i == 0 || b[i - 1] != b'$') && !strings[i] {
+        } else if rest.starts_with("((") && (i == 0 || !matches!(b[i - 1], b'$' | b'(')) && !strings[i] {
             if for_head(text, i) {
                 match closing(rest, 2, b')').filter(|&e| rest.as_bytes().get(e + 1) == Some(&b')')) {
                     Some(end) => push(judge(i, &rest[2..end], true)),
@@ -952,6 +971,14 @@ fn assignment_subscripts(text: &str, lit: &[bool]) -> Vec<(usize, usize)> {
 /// The offset in `s` of the `close` byte that ends the construct whose body starts at `from`:
 /// parentheses and brackets nest, quotes, backquotes, `$(…)` and `${…}` are skipped.
 fn closing(s: &str, from: usize, close: u8) -> Option<usize> {
+    closing_at(s, from, close, 0)
+}
+
+fn closing_at(s: &str, from: usize, close: u8, depth: usize) -> Option<usize> {
+    // Deeper nesting than any command an agent sends is taken as unclosed.
+    if depth > 64 {
+        return None;
+    }
     let b = s.as_bytes();
     let mut open: Vec<u8> = Vec::new();
     let mut i = from;
@@ -970,7 +997,7 @@ fn closing(s: &str, from: usize, close: u8) -> Option<usize> {
             }
             b'$' if matches!(b.get(i + 1), Some(b'(' | b'{')) => {
                 let c = if b[i + 1] == b'(' { b')' } else { b'}' };
-                i = i + 2 + closing(&s[i + 2..], 0, c)?;
+                i = i + 2 + closing_at(&s[i + 2..], 0, c, depth + 1)?;
             }
             c if c == close && open.is_empty() => return Some(i),
             b'(' => open.push(b')'),
@@ -1083,6 +1110,7 @@ fn arith_stop(body: &str, single: bool) -> usize {
     let mut p = Arith {
         b: body.as_bytes(),
         i: 0,
+        depth: 0,
     };
     if single {
         p.conditional();
@@ -1096,6 +1124,8 @@ fn arith_stop(body: &str, single: bool) -> usize {
 struct Arith<'a> {
     b: &'a [u8],
     i: usize,
+    /// Nesting of lists and conditionals; deeper than 64 is not read (no stack overflow).
+    depth: usize,
 }
 
 impl Arith<'_> {
@@ -1118,23 +1148,29 @@ impl Arith<'_> {
         }
     }
     fn list(&mut self) -> bool {
-        loop {
-            if !self.conditional() {
-                return false;
-            }
-            if !self.eat(",") {
-                return true;
-            }
-        }
-    }
-    fn conditional(&mut self) -> bool {
-        if !self.binary() {
+        if self.depth > 64 {
             return false;
         }
-        if self.eat("?") {
-            return self.list() && self.eat(":") && self.conditional();
+        self.depth += 1;
+        let read = loop {
+            if !self.conditional() {
+                break false;
+            }
+            if !self.eat(",") {
+                break true;
+            }
+        };
+        self.depth -= 1;
+        read
+    }
+    fn conditional(&mut self) -> bool {
+        if self.depth > 64 || !self.binary() {
+            return false;
         }
-        true
+        self.depth += 1;
+        let read = !self.eat("?") || (self.list() && self.eat(":") && self.conditional());
+        self.depth -= 1;
+        read
     }
     fn binary(&mut self) -> bool {
         const OPS: &[&str] = &[
@@ -1583,5 +1619,41 @@ mod tests {
             ("echo $(($(echo 1)==${#a} $i))", None),
             ("x=1 <(#${m['k']]]:<(argvprobe}- argvprobe x", None),
         ]);
+    }
+
+    /// Round 8 measurement: the harness does not parse a command longer than 10,000 UTF-16
+    /// code units (`pj`), so nothing is refused there (the real 2.1.332 refused `argvprobe
+    /// '$$(' '…'` at 10,000 and ran it at 10,001); the model said "diverges" at any length.
+    #[test]
+    fn longer_than_the_parse_limit_is_never_refused() {
+        let text = |n: usize, c: char| {
+            let head = "argvprobe '$$(' '";
+            format!("{head}{}'", c.to_string().repeat(n - head.len() - 1))
+        };
+        let certain = Some(("dollar-operand", true));
+        assert_eq!(rule(&text(PARSE_LIMIT, 'x')), certain);
+        assert_eq!(rule(&text(PARSE_LIMIT + 1, 'x')), None);
+        // Code units, not bytes: 10,000 with a two-byte character is still parsed.
+        let wide = text(PARSE_LIMIT, 'é');
+        assert!(wide.len() > PARSE_LIMIT);
+        assert_eq!(rule(&wide), certain);
+        assert_eq!(
+            rule(&format!("echo $((`echo 1`)) #{}", "x".repeat(PARSE_LIMIT))),
+            None
+        );
+    }
+
+    /// Round 8 measurement: deep nesting (the harness's parser gives up on it, no tree, and
+    /// runs the text) overflowed the model's stack or took seconds; now bounded.
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let parens = format!("{}{}", "(".repeat(4995), ")".repeat(4995));
+        let arith = format!("echo $(({}1{}))", "(".repeat(3000), ")".repeat(3000));
+        let ternary = format!("echo $(({}1{}))", "1?".repeat(2000), ":1".repeat(2000));
+        let t = std::time::Instant::now();
+        for text in [&parens, &arith, &ternary] {
+            assert_eq!(rule(text), None, "{}", &text[..20]);
+        }
+        assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
     }
 }
