@@ -13,6 +13,8 @@
 //!   can't rule out a dangerous removal. This requires explicit approval. …", decision reason a
 //!   `safetyCheck` with `classifierApprovable: false`, `circuitBreaker: "dangerousRemoval"`,
 //!   `removalRule: "unparsed_line"`) when the root node's type is `ERROR` or `NMs(root)` holds.
+//!   A command longer than 10,000 UTF-16 code units is not parsed at all (`pj`: `Ct = 1e4`) and
+//!   never refused this way ([`PARSE_LIMIT`]).
 //!   Whether the text looks like `rm` (`one`) or holds a `$'…\x…'` escape (`SLt`) only changes
 //!   the message ("This command could not be checked for dangerous rm operations: the shell may
 //!   read it differently than it was parsed."), not the refusal.
