@@ -71,6 +71,99 @@ const CASES: &[(&str, &str, Expect)] = &[
         RefusedUnknown,
     ),
     ("brace-inner-open", "argvprobe ${x:-{a}", RefusedUnknown),
+    // Red team round 8: a backquote or a single quote where the parser's arithmetic grammar
+    // wants an operand (`zshMathDiff`: the text it leaves fails `Rr`): in `$((…))`, an
+    // arithmetic command, a `for ((…))` head, a `${x:…}` offset or length, a subscript.
+    ("arith-backquote", "argvprobe $((`echo 1`+1))", Refused),
+    ("arith-backquote-dq", "argvprobe \"$((`echo 1`+1))\"", Refused),
+    (
+        "arith-backquote-assign",
+        "x=$((`echo 2`*3)); argvprobe \"$x\"",
+        Refused,
+    ),
+    ("arith-backquote-spaced", "argvprobe $(( `echo 1` ))", Refused),
+    (
+        "arith-command-backquote",
+        "((x=`echo 1`)); argvprobe \"$x\"",
+        Refused,
+    ),
+    (
+        "for-head-backquote",
+        "for ((i=`echo 0`;i<1;i++)); do argvprobe \"$i\"; done",
+        Refused,
+    ),
+    (
+        "substring-backquote",
+        "x=abc; argvprobe \"${x:`echo 1`}\"",
+        Refused,
+    ),
+    (
+        "substring-length-backquote",
+        "x=abc; argvprobe ${x:1:`echo 1`}",
+        Refused,
+    ),
+    (
+        "assoc-subscript-quote",
+        "declare -A m=([k]=v); argvprobe \"${m['k']}\"",
+        Refused,
+    ),
+    (
+        "arith-subscript-quote",
+        "declare -A m=([k]=1); argvprobe $((m['k']+1))",
+        Refused,
+    ),
+    (
+        "arith-command-subscript-quote",
+        "declare -A m=([k]=1); ((m['k']++)); argvprobe \"${m[k]}\"",
+        Refused,
+    ),
+    // `((` after a word that is not a reserved word: read as zsh would (the model: possible).
+    ("arith-after-time", "time ((1)); argvprobe x", RefusedUnknown),
+    // Their neighbours that run (before: `unknown`, or not told apart).
+    (
+        "for-arith",
+        "for ((i=0;i<2;i++)); do :; done; argvprobe \"$i\"",
+        Runs,
+    ),
+    (
+        "for-arith-spaced",
+        "for (( i=0 ; i<2 ; i++ )) ; do argvprobe \"$i\"; done",
+        Runs,
+    ),
+    (
+        "while-process-substitution",
+        "while read l; do argvprobe \"$l\"; done < <(echo a)",
+        Runs,
+    ),
+    (
+        "while-process-substitution-redirect",
+        "while read -r l; do argvprobe \"$l\"; done < <(printf '%s\\n' a b) > /dev/null",
+        Runs,
+    ),
+    ("if-arith", "if ((1 < 2)); then argvprobe y; fi", Runs),
+    (
+        "while-arith",
+        "x=0; while ((x < 2)); do ((x++)); done; argvprobe \"$x\"",
+        Runs,
+    ),
+    ("negated-arith", "! ((0)) && argvprobe y", Runs),
+    ("group-arith", "{ ((1)); } && argvprobe y", Runs),
+    (
+        "substring-plain",
+        "x=abc; argvprobe \"${x:1:1}\" ${x: -1} ${x:(-2)}",
+        Runs,
+    ),
+    (
+        "assoc-subscript-dq",
+        "declare -A m=([k]=v); argvprobe \"${m[\"k\"]}\" \"${m[k]}\"",
+        Runs,
+    ),
+    ("default-backquote", "argvprobe ${x:-`echo a`}", Runs),
+    (
+        "arith-forms",
+        "argvprobe $((16#ff)) $((1<<2)) $[2**3] $((1 + 2))",
+        Runs,
+    ),
     // Near misses that run.
     ("subst-open", "argvprobe '$(x'", Runs),
     ("arith-quoted", "argvprobe \"$((2*3))\"", Runs),
@@ -168,6 +261,55 @@ fn unparsed_line_refusals_agree_with_real_claude_code() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     repairs_of_refused_calls_run(&rep);
+}
+
+/// The harness parses no command longer than 10,000 UTF-16 code units (`pj`, `Ct = 1e4`):
+/// `argvprobe '$$(' '…'` is refused at 10,000 and runs at 10,001 (the model said "diverges" at
+/// any length before round 8).
+#[test]
+fn parse_limit_agrees_with_real_claude_code() {
+    if support::claude_code("2.1.332").is_none() {
+        return;
+    }
+    let text = |n: usize| {
+        let head = "argvprobe '$$(' '";
+        format!("{head}{}'", "x".repeat(n - head.len() - 1))
+    };
+    let limit = iec_launches::unparsed::PARSE_LIMIT;
+    let payloads = vec![
+        Payload {
+            id: "parse-limit-at".into(),
+            command: text(limit),
+        },
+        Payload {
+            id: "parse-limit-over".into(),
+            command: text(limit + 1),
+        },
+    ];
+    let rep = agree(&support::spec("2.1.332"), "claude-code-2.1.332-linux", &payloads).expect("agree run");
+    let verdicts: Vec<(&str, &str, bool)> = rep
+        .results
+        .iter()
+        .map(|a| {
+            (
+                a.observed["verdict"].as_str().unwrap_or("?"),
+                a.predicted["verdict"].as_str().unwrap_or("?"),
+                a.verdict_agree,
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("diverges", "diverges", true),
+            ("corresponds", "corresponds", true)
+        ],
+        "{:?}",
+        rep.results
+            .iter()
+            .map(|a| &a.observed["tool_result"])
+            .collect::<Vec<_>>()
+    );
 }
 
 /// IntAct (`iec repair`) on each call the model says the harness refuses: the rendering it
