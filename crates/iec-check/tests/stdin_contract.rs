@@ -44,6 +44,9 @@ const CASES: &[(&str, [Verdict; 3], Option<&str>)] = &[
     // The command reads /dev/null already: a second `< /dev/null` changes nothing (Claude Code
     // 1.0.76 puts one before the first `|` even then; it was a false "diverges").
     ("cat < /dev/null | wc -c", [C, C, C], None),
+    // `[` is the test builtin, not a name known only at run time (red team round 9).
+    ("[ -d /tmp ]; echo $?", [C, C, C], None),
+    ("[ -f /nonexistent ] && echo yes; echo $?", [C, C, C], None),
     ("wc -c 0</dev/null", [C, C, C], None),
     ("printf x | cat - < /dev/null", [C, C, C], None),
     // The red team's texts: the command's own input, replaced.
