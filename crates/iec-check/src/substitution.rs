@@ -28,6 +28,43 @@ pub struct Command {
     pub piped_to: Option<Vec<Vec<Seg>>>,
     /// The words of every later command of its pipeline, in order (`piped_to` first).
     pub rest: Vec<Vec<Vec<Seg>>>,
+    /// A variable of [`LOCALE_VARIABLES`] the text assigns anywhere (a prefix assignment, a
+    /// plain one, or a word such as `LC_ALL=C` after `export` or `env`).
+    pub locale: Option<String>,
+}
+
+/// Variables that change how grep and find read their input, under which the table's rows
+/// (shown in `C.UTF-8`, without `POSIXLY_CORRECT`) are not shown (red team round 9:
+/// `LC_ALL=C grep -i 'é'` matches `É` only under the substitute).
+pub const LOCALE_VARIABLES: &[&str] = &[
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_COLLATE",
+    "LANG",
+    "LANGUAGE",
+    "POSIXLY_CORRECT",
+    "GREP_OPTIONS",
+];
+
+/// The first variable of [`LOCALE_VARIABLES`] that `tokens` assign.
+fn locale_set(tokens: &[Token]) -> Option<String> {
+    let named = |w: &str| {
+        LOCALE_VARIABLES
+            .iter()
+            .find(|v| {
+                w.strip_prefix(**v)
+                    .is_some_and(|r| r.starts_with('=') || r.starts_with("+="))
+            })
+            .map(|v| v.to_string())
+    };
+    tokens.iter().find_map(|t| match t {
+        Token::Assign(n, _) => {
+            let n = n.trim_end_matches('=').trim_end_matches('+');
+            LOCALE_VARIABLES.contains(&n).then(|| n.to_string())
+        }
+        Token::Word(w) => named(&shown(w)),
+        _ => None,
+    })
 }
 
 /// The simple commands of an action (not looking into command substitutions), and the
@@ -35,12 +72,14 @@ pub struct Command {
 pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
     let mut out: Vec<Command> = Vec::new();
     let mut inner = Vec::new();
+    let locale = locale_set(tokens);
     let mut cur = Command {
         words: vec![],
         stdout_redirected: false,
         stdout_discarded: false,
         piped_to: None,
         rest: vec![],
+        locale: locale.clone(),
     };
     // After `for`/`select`/`case`, the words up to the next operator are not a command.
     let mut not_a_command = false;
@@ -61,6 +100,7 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 stdout_discarded: false,
                 piped_to: None,
                 rest: vec![],
+                locale: locale.clone(),
             },
         );
         if c.words.is_empty() || nac {
@@ -451,6 +491,11 @@ pub fn judge(table: Option<&Table>, name: &str, c: &Command, note: &str) -> Subs
             format!("the word `{w}` matches the function's pattern `{p}`, so it runs `command {name}`"),
         );
     }
+    if let Some(v) = &c.locale {
+        j.unknown.push(format!(
+            "the text sets `{v}`, and the table's rows are shown in a UTF-8 locale without it, so whether the substitute behaves as {name} there cannot be told"
+        ));
+    }
     if let Some(i) = args.iter().position(Option::is_none) {
         j.unknown.push(format!(
             "the word `{}` is known only at run time, so whether the substitute behaves as {name} cannot be told",
@@ -572,6 +617,21 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
             "m" | "max-count" => zero_max |= zero,
             "A" | "B" | "C" | "after-context" | "before-context" | "context" => zero_context |= zero,
             _ => {}
+        }
+        // A count that is not a plain decimal of at most nine digits: the two programs refuse
+        // or read different ones (red team round 9: `-A -1` is an error for GNU grep only,
+        // `-C 99999999999999999999` for the substitute only; `-m 0x1`, `--max-count=1k`).
+        if matches!(
+            key,
+            "A" | "B" | "C" | "m" | "after-context" | "before-context" | "context" | "max-count"
+        ) {
+            if let Some(v) =
+                value.filter(|v| v.is_empty() || v.len() > 9 || !v.bytes().all(|b| b.is_ascii_digit()))
+            {
+                j.unknown.push(format!(
+                    "the count `{v}` of `{shown}` is not a plain decimal number, which the two programs read differently"
+                ));
+            }
         }
         match key {
             "F" | "fixed-strings" => (fixed, perl) = (true, false),

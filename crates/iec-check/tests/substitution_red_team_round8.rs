@@ -166,7 +166,13 @@ fn prefix_assignment_does_not_bypass_the_function() {
             Verdict::Diverges,
             Some(("grep", "differs")),
         ),
-        ("LC_ALL=C grep -c TODO f.txt", Verdict::Corresponds, None),
+        // The function still runs, and in a C locale the rows are not shown (red team round 9:
+        // `LC_ALL=C grep -i 'é'` matches `É` only under the substitute): unknown.
+        (
+            "LC_ALL=C grep -c TODO f.txt",
+            Verdict::Unknown,
+            Some(("grep", "unknown")),
+        ),
     ]);
 }
 
