@@ -61,6 +61,11 @@ pub struct Validate {
     /// message. The model's certain findings are refusals; its possible ones make the check
     /// `unknown`.
     pub refuse_unparsed_line: Option<String>,
+    /// Rules of [`unparsed`] whose certain findings this harness version is not shown to
+    /// refuse: they count as possible (`unknown`). Claude Code 2.1.317–2.1.322 run
+    /// ``argvprobe $((`echo 1`+1))``, which 2.1.323 and later refuse (`arithmetic`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unparsed_possible_only: Vec<String>,
 }
 
 /// Harness rewriting before quoting.

@@ -97,7 +97,7 @@ pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
         }
     }
     if let Some(msg) = &v.refuse_unparsed_line {
-        if let Some(u) = crate::unparsed::unparsed_line(text).filter(|u| u.certain) {
+        if let Some(u) = crate::unparsed::unparsed_line(text).filter(|u| certain_here(v, u)) {
             return Some(Rejection {
                 rule: u.rule,
                 message: msg.clone(),
@@ -108,12 +108,18 @@ pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
     None
 }
 
+/// Whether the model's finding `u` is a certain refusal on this launch (its rule not listed in
+/// `unparsed_possible_only`).
+fn certain_here(v: &Validate, u: &crate::unparsed::Unparsed) -> bool {
+    u.certain && !v.unparsed_possible_only.iter().any(|r| r == u.rule)
+}
+
 /// Where the launch's harness may refuse `text` and the model cannot tell (a possible finding
 /// of [`crate::unparsed`]): a check is then `unknown`, never "corresponds". Certain refusals
 /// are [`validate`]'s.
 pub fn may_refuse(v: &Validate, text: &str) -> Option<Rejection> {
     let msg = v.refuse_unparsed_line.as_ref()?;
-    let u = crate::unparsed::unparsed_line(text).filter(|u| !u.certain)?;
+    let u = crate::unparsed::unparsed_line(text).filter(|u| !certain_here(v, u))?;
     Some(Rejection {
         rule: u.rule,
         message: msg.clone(),
