@@ -1,10 +1,12 @@
-//! The substitution table (crates/iec-launches/launches/substitutes/claude-code-2.1.332.toml) against the real
-//! programs: every row's commands run once with GNU grep/find and once with the snapshot's
-//! function calling the ugrep/bfs embedded in the installed Claude Code 2.1.332, and the row's
-//! claim must hold; and the functions the table describes are the ones the real 2.1.332
-//! snapshot defines. `IEC_SUBSTITUTES_ON=VER` runs both against another Claude Code version's
-//! binary and snapshot (how the learned launches of other versions were shown to share the
-//! table, `docs/catalog.md`). Installs the pinned npm package into ~/.cache/iec/harnesses (reused); when
+//! The substitution tables (crates/iec-launches/launches/substitutes/*.toml) against the real
+//! programs: every row's commands run once with GNU grep/find and once with the table's
+//! function calling the ugrep/bfs embedded in the installed Claude Code, and the row's claim must
+//! hold; and the functions the table describes are the ones the real snapshot defines. The
+//! version is 2.1.332 unless `IEC_SUBSTITUTES_ON=VER`; the table is the one the built-in launch
+//! whose range holds VER names (`[snapshot] substitutes`; a launch without one fails), or
+//! `IEC_SUBSTITUTES_TABLE=ID` (how a table is tried on a version before a launch names it). A
+//! launch names a table once both tests pass on the first and last version of its range
+//! (docs/limits.md). Installs the pinned npm package into ~/.cache/iec/harnesses (reused); when
 //! the install fails the tests fail with the npm error, unless `IEC_SKIP_HARNESS=1` (or
 //! `IEC_SKIP_NPM=1`) is set: then they print `SKIPPED: …` and pass.
 
