@@ -176,21 +176,7 @@ impl Table {
             }
         }
         let own = std::mem::take(&mut t.rows);
-        let mut rows: Vec<Row> = Vec::new();
-        for r in base.rows {
-            if t.excluded.iter().any(|x| x.id == r.id) {
-                continue;
-            }
-            match own.iter().find(|o| o.id == r.id) {
-                Some(o) => rows.push(o.clone()),
-                None => rows.push(r),
-            }
-        }
-        for o in own {
-            if !rows.iter().any(|r| r.id == o.id) {
-                rows.push(o);
-            }
-        }
+        let rows = merge_rows(base.rows, own, &t.excluded);
         t.rows = rows;
         Ok(t)
     }
@@ -225,6 +211,27 @@ impl Table {
             .iter()
             .find(|r| r.program == program && r.options.iter().any(|o| o == option))
     }
+}
+
+/// The rows of a `rows_from` table: `base`'s, less `excluded`, each replaced by the row of `own`
+/// with its id; then `own`'s other rows.
+fn merge_rows(base: Vec<Row>, own: Vec<Row>, excluded: &[Excluded]) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    for r in base {
+        if excluded.iter().any(|x| x.id == r.id) {
+            continue;
+        }
+        match own.iter().find(|o| o.id == r.id) {
+            Some(o) => rows.push(o.clone()),
+            None => rows.push(r),
+        }
+    }
+    for o in own {
+        if !rows.iter().any(|r| r.id == o.id) {
+            rows.push(o);
+        }
+    }
+    rows
 }
 
 /// Whether `word` matches the bash `case` pattern `pat` (`*`, `?`, `[…]`, `[!…]`; no extglob).
@@ -332,6 +339,26 @@ mod tests {
             b.program("grep").unwrap().passthrough,
             base.program("grep").unwrap().passthrough
         );
+    }
+
+    #[test]
+    fn merge_rows_excludes_replaces_and_adds() {
+        let base = Table::builtin("claude-code-2.1.332").unwrap().rows;
+        let row = |id: &str, note: &str| {
+            let mut r = base[0].clone();
+            r.id = id.into();
+            r.note = note.into();
+            r
+        };
+        let b = vec![row("a", "base a"), row("b", "base b"), row("c", "base c")];
+        let own = vec![row("d", "own d"), row("b", "own b")];
+        let ex = [Excluded {
+            id: "c".into(),
+            reason: "does not hold".into(),
+        }];
+        let m = merge_rows(b, own, &ex);
+        let got: Vec<(&str, &str)> = m.iter().map(|r| (r.id.as_str(), r.note.as_str())).collect();
+        assert_eq!(got, [("a", "base a"), ("b", "own b"), ("d", "own d")]);
     }
 
     #[test]
