@@ -1,10 +1,12 @@
-//! The substitution table (crates/iec-launches/launches/substitutes/claude-code-2.1.332.toml) against the real
-//! programs: every row's commands run once with GNU grep/find and once with the snapshot's
-//! function calling the ugrep/bfs embedded in the installed Claude Code 2.1.332, and the row's
-//! claim must hold; and the functions the table describes are the ones the real 2.1.332
-//! snapshot defines. `IEC_SUBSTITUTES_ON=VER` runs both against another Claude Code version's
-//! binary and snapshot (how the learned launches of other versions were shown to share the
-//! table, `docs/catalog.md`). Installs the pinned npm package into ~/.cache/iec/harnesses (reused); when
+//! The substitution tables (crates/iec-launches/launches/substitutes/*.toml) against the real
+//! programs: every row's commands run once with GNU grep/find and once with the table's
+//! function calling the ugrep/bfs embedded in the installed Claude Code, and the row's claim must
+//! hold; and the functions the table describes are the ones the real snapshot defines. The
+//! version is 2.1.332 unless `IEC_SUBSTITUTES_ON=VER`; the table is the one the built-in launch
+//! whose range holds VER names (`[snapshot] substitutes`; a launch without one fails), or
+//! `IEC_SUBSTITUTES_TABLE=ID` (how a table is tried on a version before a launch names it). A
+//! launch names a table once both tests pass on the first and last version of its range
+//! (docs/limits.md). Installs the pinned npm package into ~/.cache/iec/harnesses (reused); when
 //! the install fails the tests fail with the npm error, unless `IEC_SKIP_HARNESS=1` (or
 //! `IEC_SKIP_NPM=1`) is set: then they print `SKIPPED: …` and pass.
 
@@ -44,8 +46,23 @@ fn claude_binary() -> Option<PathBuf> {
     }
 }
 
+/// The table the version's launch names (`IEC_SUBSTITUTES_ON` → the built-in claude-code launch
+/// on linux whose range holds it → its `[snapshot] substitutes`), or the one `IEC_SUBSTITUTES_TABLE`
+/// names (how a table is tried on a version before a launch names it).
 fn table() -> Table {
-    Table::builtin("claude-code-2.1.332").expect("built-in table")
+    if let Ok(id) = std::env::var("IEC_SUBSTITUTES_TABLE") {
+        return Table::builtin(&id).unwrap_or_else(|| panic!("no built-in substitution table {id:?}"));
+    }
+    let version = version();
+    let cat = iec_launches::Catalog::builtin();
+    let (launch, _) = iec_launches::resolve::resolve(&cat, "claude-code", "linux", &version, Some("Bash"))
+        .unwrap_or_else(|e| panic!("no launch for claude-code {version}: {e}"));
+    let id = launch
+        .snapshot
+        .as_ref()
+        .and_then(|s| s.substitutes.clone())
+        .unwrap_or_else(|| panic!("launch {} (for {version}) names no substitution table", launch.id));
+    Table::builtin(&id).unwrap_or_else(|| panic!("launch {} names {id:?}, no built-in table", launch.id))
 }
 
 /// The shell function the table describes for `p`, calling `bin`.
@@ -201,7 +218,11 @@ fn every_row_holds_for_the_real_programs() {
 #[test]
 fn snapshot_functions_are_the_tables() {
     let Some(bin) = claude_binary() else { return };
-    let mut opts = RunOptions::new(&version(), None, &["declare -f grep find"]);
+    let mut opts = RunOptions::new(
+        &version(),
+        None,
+        &["declare -f grep find; echo \"execpath=${CLAUDE_CODE_EXECPATH:-}\""],
+    );
     opts.launch.timeout = Duration::from_secs(90);
     opts.hook_witness = false;
     opts.launch.probe = Some(PathBuf::from(env!("CARGO_BIN_EXE_iec-argvprobe")));
@@ -210,29 +231,57 @@ fn snapshot_functions_are_the_tables() {
     let result = run.results[0].tool_result.as_ref().expect("a tool result");
     let text = &result.content;
     let t = table();
+    eprintln!(
+        "the real {} snapshot's functions (table {}):\n{text}",
+        version(),
+        t.id
+    );
+    // From 2.1.190 on the words are `${1+"$@"}`, before `"$@"`; before 2.1.332 the binary is
+    // `"$_cc_bin"`, which is $CLAUDE_CODE_EXECPATH when that is executable (the harness sets it
+    // to its own binary: checked below) or else ~/.local/bin/claude.
+    let execpath = format!("execpath={}", bin.display());
+    let dynamic = text.contains("local _cc_bin=\"${CLAUDE_CODE_EXECPATH:-}\";");
+    if dynamic {
+        assert!(
+            text.lines().any(|l| l == execpath),
+            "CLAUDE_CODE_EXECPATH is not {}:\n{text}",
+            bin.display()
+        );
+    }
+    let bins = [bin.display().to_string(), "\"$_cc_bin\"".to_string()];
+    let words = ["${1+\"$@\"}", "\"$@\""];
     for p in &t.programs {
         // bash prints the function's call as written, words joined by one space.
-        let call = format!(
-            "( exec -a {} {} {} ${{1+\"$@\"}} );",
-            p.argv0,
-            bin.display(),
-            p.prefix.join(" ")
-        );
+        let calls: Vec<String> = bins
+            .iter()
+            .filter(|b| dynamic || !b.contains("_cc_bin"))
+            .flat_map(|b| {
+                words
+                    .iter()
+                    .map(move |w| format!("( exec -a {} {b} {} {w} );", p.argv0, p.prefix.join(" ")))
+            })
+            .collect();
         assert!(
-            text.contains(&call),
-            "the real snapshot's {} does not run `{call}`:\n{text}",
+            calls.iter().any(|c| text.contains(c)),
+            "the real snapshot's {} runs none of {calls:?}:\n{text}",
             p.name
         );
         if !p.passthrough.is_empty() {
-            let case = format!(
-                "{})\n                command {} ${{1+\"$@\"}};",
-                p.passthrough.join(" | "),
-                p.name
-            );
+            let cases: Vec<String> = words
+                .iter()
+                .map(|w| {
+                    format!(
+                        "case \"$_cc_a\" in \n            {})\n                command {} {w};",
+                        p.passthrough.join(" | "),
+                        p.name
+                    )
+                })
+                .collect();
             assert!(
-                text.contains(&case),
-                "the real snapshot's {} passes other words through:\n{text}",
-                p.name
+                cases.iter().any(|c| text.contains(c)),
+                "the real snapshot's {} passes other words through than {:?}:\n{text}",
+                p.name,
+                p.passthrough
             );
         }
     }

@@ -9,10 +9,20 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The built-in tables, by id.
-const BUILTIN: &[(&str, &str)] = &[(
-    "claude-code-2.1.332",
-    include_str!("../launches/substitutes/claude-code-2.1.332.toml"),
-)];
+const BUILTIN: &[(&str, &str)] = &[
+    (
+        "claude-code-2.1.332",
+        include_str!("../launches/substitutes/claude-code-2.1.332.toml"),
+    ),
+    (
+        "claude-code-2.1.190",
+        include_str!("../launches/substitutes/claude-code-2.1.190.toml"),
+    ),
+    (
+        "claude-code-2.1.162",
+        include_str!("../launches/substitutes/claude-code-2.1.162.toml"),
+    ),
+];
 
 /// One table.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -22,12 +32,31 @@ pub struct Table {
     pub id: String,
     /// Where its programs' definitions were read.
     pub source: String,
-    /// The substituted programs.
+    /// Another built-in table whose rows this one takes (a snapshot whose functions differ from
+    /// that table's in a few ways): its rows, less those named in `exclude`, with each of this
+    /// table's own rows replacing the taken row of the same id or added after them. Resolved
+    /// when the table is loaded; a loaded table's `rows` are the whole set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_from: Option<String>,
+    /// Rows of `rows_from` left out, each with the reason.
+    #[serde(default, rename = "exclude", skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<Excluded>,
+    /// The substituted programs (never taken from `rows_from`: they are this snapshot's).
     #[serde(rename = "program")]
     pub programs: Vec<Program>,
     /// The behaviour rows.
-    #[serde(rename = "row")]
+    #[serde(default, rename = "row")]
     pub rows: Vec<Row>,
+}
+
+/// A row of the `rows_from` table that does not hold for this table's programs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Excluded {
+    /// The row's id.
+    pub id: String,
+    /// Why it is left out.
+    pub reason: String,
 }
 
 /// How the harness runs a substitute for a named program.
@@ -113,14 +142,43 @@ impl Table {
         let tables = TABLES.get_or_init(|| {
             BUILTIN
                 .iter()
-                .map(|(id, text)| {
-                    let t = toml::from_str(text)
+                .map(|(id, _)| {
+                    let t = Table::load(id, 0)
                         .unwrap_or_else(|e| panic!("built-in substitution table {id}: {e}"));
                     (*id, t)
                 })
                 .collect()
         });
         tables.iter().find(|(name, _)| *name == id).map(|(_, t)| t)
+    }
+
+    /// Parses the built-in table `id` and resolves its `rows_from` (at most 4 deep).
+    fn load(id: &str, depth: usize) -> Result<Table, String> {
+        let text = BUILTIN
+            .iter()
+            .find(|(name, _)| *name == id)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| format!("no built-in substitution table {id:?}"))?;
+        let mut t: Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        let Some(from) = t.rows_from.clone() else {
+            if !t.excluded.is_empty() {
+                return Err("`exclude` without `rows_from`".into());
+            }
+            return Ok(t);
+        };
+        if depth >= 4 {
+            return Err(format!("rows_from {from:?}: more than 4 tables deep"));
+        }
+        let base = Table::load(&from, depth + 1).map_err(|e| format!("rows_from {from:?}: {e}"))?;
+        for x in &t.excluded {
+            if !base.rows.iter().any(|r| r.id == x.id) {
+                return Err(format!("exclude names {:?}, which {from} has no row of", x.id));
+            }
+        }
+        let own = std::mem::take(&mut t.rows);
+        let rows = merge_rows(base.rows, own, &t.excluded);
+        t.rows = rows;
+        Ok(t)
     }
 
     /// The ids of the built-in tables.
@@ -153,6 +211,27 @@ impl Table {
             .iter()
             .find(|r| r.program == program && r.options.iter().any(|o| o == option))
     }
+}
+
+/// The rows of a `rows_from` table: `base`'s, less `excluded`, each replaced by the row of `own`
+/// with its id; then `own`'s other rows.
+fn merge_rows(base: Vec<Row>, own: Vec<Row>, excluded: &[Excluded]) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    for r in base {
+        if excluded.iter().any(|x| x.id == r.id) {
+            continue;
+        }
+        match own.iter().find(|o| o.id == r.id) {
+            Some(o) => rows.push(o.clone()),
+            None => rows.push(r),
+        }
+    }
+    for o in own {
+        if !rows.iter().any(|r| r.id == o.id) {
+            rows.push(o);
+        }
+    }
+    rows
 }
 
 /// Whether `word` matches the bash `case` pattern `pat` (`*`, `?`, `[…]`, `[!…]`; no extglob).
@@ -231,6 +310,55 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn rows_from_takes_the_other_tables_rows_with_overrides() {
+        let base = Table::builtin("claude-code-2.1.332").unwrap();
+        let t = Table::builtin("claude-code-2.1.162").unwrap();
+        assert_eq!(t.rows_from.as_deref(), Some("claude-code-2.1.332"));
+        // Every row of 2.1.332, one replaced, one added.
+        assert_eq!(t.rows.len(), base.rows.len() + 1);
+        let pass = t.rows.iter().find(|r| r.id == "grep-passthrough").unwrap();
+        assert!(pass.options.is_empty(), "{pass:?}");
+        assert_eq!(t.option_row("grep", "Z").unwrap().id, "grep-null-fuzzy");
+        assert_eq!(t.option_row("grep", "Z").unwrap().claim, Claim::Differs);
+        assert_eq!(base.option_row("grep", "Z").unwrap().id, "grep-passthrough");
+        assert!(t.option_row("grep", "null").is_none());
+        assert_eq!(t.option_row("grep", "n").unwrap().id, "grep-one-input");
+        // Programs are the table's own.
+        assert!(!t
+            .program("grep")
+            .unwrap()
+            .prefix
+            .iter()
+            .any(|a| a == "--encoding=UTF-8"));
+        let b = Table::builtin("claude-code-2.1.190").unwrap();
+        assert_eq!(b.rows.len(), base.rows.len());
+        assert_eq!(
+            b.program("grep").unwrap().passthrough,
+            base.program("grep").unwrap().passthrough
+        );
+    }
+
+    #[test]
+    fn merge_rows_excludes_replaces_and_adds() {
+        let base = Table::builtin("claude-code-2.1.332").unwrap().rows;
+        let row = |id: &str, note: &str| {
+            let mut r = base[0].clone();
+            r.id = id.into();
+            r.note = note.into();
+            r
+        };
+        let b = vec![row("a", "base a"), row("b", "base b"), row("c", "base c")];
+        let own = vec![row("d", "own d"), row("b", "own b")];
+        let ex = [Excluded {
+            id: "c".into(),
+            reason: "does not hold".into(),
+        }];
+        let m = merge_rows(b, own, &ex);
+        let got: Vec<(&str, &str)> = m.iter().map(|r| (r.id.as_str(), r.note.as_str())).collect();
+        assert_eq!(got, [("a", "base a"), ("b", "own b"), ("d", "own d")]);
     }
 
     #[test]
