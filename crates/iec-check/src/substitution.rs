@@ -57,13 +57,15 @@ fn locale_set(tokens: &[Token]) -> Option<String> {
             })
             .map(|v| v.to_string())
     };
-    tokens.iter().find_map(|t| match t {
-        Token::Assign(n, _) => {
-            let n = n.trim_end_matches('=').trim_end_matches('+');
-            LOCALE_VARIABLES.contains(&n).then(|| n.to_string())
-        }
-        Token::Word(w) => named(&shown(w)),
-        _ => None,
+    let assigned = assignments(tokens)
+        .into_iter()
+        .map(|(n, _)| n)
+        .find(|n| LOCALE_VARIABLES.contains(&n.as_str()));
+    assigned.or_else(|| {
+        tokens.iter().find_map(|t| match t {
+            Token::Word(w) => named(&shown(w)),
+            _ => None,
+        })
     })
 }
 
