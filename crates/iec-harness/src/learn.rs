@@ -325,10 +325,10 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
     add(
         "functions",
         Functions,
-        "functions and aliases defined in the shell that runs the command",
+        "functions and aliases defined in the shell that runs the command, with each function's text",
         true,
         &|t, _| {
-            format!("for f in $(compgen -A function) $(compgen -a); do argvprobe {t} \"$f\" \"$(type -t \"$f\")\" \"$(type -P \"$f\")\"; done; argvprobe {t} .")
+            format!("for f in $(compgen -A function) $(compgen -a); do argvprobe {t} \"$f\" \"$(type -t \"$f\")\" \"$(type -P \"$f\")\" \"$(declare -f \"$f\")\"; done; argvprobe {t} .")
         },
     );
     for (name, c) in CONTROLS {
@@ -1473,6 +1473,10 @@ struct Shadowing {
     shadowed: Vec<String>,
     /// One note per shadowed name.
     notes: Vec<String>,
+    /// The substitutes read from the shadowing functions' texts (`declare -f`).
+    functions: Vec<iec_launches::substitutes::SeenFunction>,
+    /// The built-in behaviour table that describes those functions, when exactly one does.
+    substitutes: Option<String>,
 }
 
 /// **Snapshot shadowing**: the functions and aliases defined in the harness's shell that a plain
@@ -1489,27 +1493,43 @@ fn learn_shadowing(fns: &Seen, validation: &Validation) -> anyhow::Result<Shadow
     );
     let fn_direct: Vec<String> = tagged(&fns.r.direct.probe, &fns.m.tag)
         .iter()
-        .filter(|r| r.len() == 3)
+        .filter(|r| r.len() >= 3)
         .map(|r| r[0].clone())
         .collect();
     let mut shadowed = Vec::new();
     let mut notes = Vec::new();
-    for r in fn_recs.iter().filter(|r| r.len() == 3) {
+    let mut functions = Vec::new();
+    for r in fn_recs.iter().filter(|r| r.len() >= 3) {
         let (name, kind, program) = (&r[0], &r[1], &r[2]);
         if name.starts_with('_') || fn_direct.contains(name) || shadowed.contains(name) {
             continue;
         }
         shadowed.push(name.clone());
+        if let Some(f) = r
+            .get(3)
+            .and_then(|text| iec_launches::substitutes::read_function(name, text))
+        {
+            functions.push(f);
+        }
         notes.push(if program.is_empty() {
             format!("{name} ({kind}; no {name} program on PATH)")
         } else {
             format!("{name} ({kind}, shadows the {name} program on PATH)")
         });
     }
+    // A table is named only when exactly one describes the functions: two would mean two
+    // tables claim the same snapshot, and none a snapshot no table was shown on (its calls stay
+    // "diverges").
+    let substitutes = match iec_launches::substitutes::Table::describing(&functions)[..] {
+        [id] if !functions.is_empty() => Some(id.to_string()),
+        _ => None,
+    };
     Ok(Shadowing {
         refused,
         shadowed,
         notes,
+        functions,
+        substitutes,
     })
 }
 
@@ -1593,6 +1613,20 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
                 s.notes.join(", ")
             ))
         ));
+        if let Some(id) = &s.substitutes {
+            t.push_str(&format!(
+                "# Learned: the snapshot's {} start what this behaviour table describes (the same\n# argv[0], words and passthrough patterns, read from `declare -f`).\n",
+                s.functions
+                    .iter()
+                    .filter(|f| {
+                        iec_launches::substitutes::Table::builtin_ref(id).is_some_and(|t| t.program(&f.name).is_some())
+                    })
+                    .map(|f| format!("{} ({})", f.name, f.argv0))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            t.push_str(&format!("substitutes = {}\n", toml_str(id)));
+        }
     }
     t
 }
@@ -1728,7 +1762,27 @@ fn finding(
             } else if f.shadowing.shadowed.is_empty() {
                 "no function or alias beyond a plain bash -c's".to_string()
             } else {
-                format!("shadowed: {}", f.shadowing.notes.join(", "))
+                let sh = &f.shadowing;
+                let read = sh
+                    .functions
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "{} runs argv[0] {} with {:?}, passthrough {:?}",
+                            x.name, x.argv0, x.prefix, x.passthrough
+                        )
+                    })
+                    .collect::<Vec<_>>();
+                format!(
+                    "shadowed: {}; substitutes read: {}; behaviour table: {}",
+                    sh.notes.join(", "),
+                    if read.is_empty() {
+                        "none".to_string()
+                    } else {
+                        read.join("; ")
+                    },
+                    sh.substitutes.as_deref().unwrap_or("none describes them")
+                )
             }
         }
         (MarkerKind::Control, _) => match &s.rejected {

@@ -134,6 +134,14 @@ fn learned_2_1_332_launch_agrees_with_real_runs_of_the_hazard_payloads() {
     for p in ["grep", "find", "pkill"] {
         assert!(shadowed.iter().any(|s| s == p), "{p} not in {shadowed:?}");
     }
+    // The behaviour table is learned from the functions' texts, and it is the one the
+    // hand-written launch of this version names.
+    assert_eq!(
+        l.launch.snapshot.as_ref().unwrap().substitutes.as_deref(),
+        Some("claude-code-2.1.332"),
+        "{}",
+        evidence(&l, "functions").finding
+    );
     assert_markers_reproduced(&l);
 
     let t = Instant::now();
@@ -182,6 +190,11 @@ fn learning_2_1_72_finds_its_other_rendering() {
         assert!(evidence(&l, marker).reached_shell, "marker {marker}");
     }
     assert_eq!(l.launch.spawn.argv, ["/bin/bash", "-c", "{{wrapper}}"]);
+    // 2.1.72's snapshot defines only `rg`, which no behaviour table describes.
+    assert_eq!(
+        l.launch.snapshot.as_ref().and_then(|s| s.substitutes.as_deref()),
+        None
+    );
     // The same `!` marker: here only shell-quote's rendering reproduces it, and the probe got
     // `\!` (the change the learned launch predicts).
     let bang = evidence(&l, "bang");

@@ -213,6 +213,112 @@ impl Table {
     }
 }
 
+/// A substitute as the harness's own shell function starts it, read from the function's text as
+/// `declare -f NAME` prints it (the learner runs that through the harness).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenFunction {
+    /// The function's name (`grep`).
+    pub name: String,
+    /// The `argv[0]` its `exec -a` gives the started binary (`ugrep`).
+    pub argv0: String,
+    /// The words it puts before the call's own.
+    pub prefix: Vec<String>,
+    /// The `case` patterns that make it run the real program instead.
+    pub passthrough: Vec<String>,
+}
+
+/// Reads the substitute that function `name` starts from its `declare -f` text: every `exec -a
+/// ARGV0 BINARY WORD… "$@"` line in it must give the same `argv[0]` and words, each a plain word
+/// (no quote, `$`, backslash or glob), and a `case` over the call's words (`for x in "$@"`) gives
+/// the passthrough patterns. `None` when the text has no such line or anything is not plain:
+/// the learner then names no table, and every call of the name stays "diverges".
+pub fn read_function(name: &str, text: &str) -> Option<SeenFunction> {
+    let mut started: Option<(String, Vec<String>)> = None;
+    for line in text.lines() {
+        let Some(at) = line.find("exec -a ") else { continue };
+        let mut words = line[at + "exec -a ".len()..].split_whitespace();
+        let argv0 = plain_word(words.next()?)?;
+        words.next()?; // the binary: a path or "$_cc_bin", which differs per install
+        let mut prefix = Vec::new();
+        loop {
+            let w = words.next()?.trim_end_matches(';');
+            if w == "\"$@\"" || w == "${1+\"$@\"}" {
+                break;
+            }
+            prefix.push(plain_word(w)?);
+        }
+        if words.any(|w| !matches!(w, ")" | ");" | ";")) {
+            return None;
+        }
+        match &started {
+            Some(s) if *s != (argv0.clone(), prefix.clone()) => return None,
+            _ => started = Some((argv0, prefix)),
+        }
+    }
+    let (argv0, prefix) = started?;
+    Some(SeenFunction {
+        name: name.to_string(),
+        argv0,
+        prefix,
+        passthrough: read_passthrough(text)?,
+    })
+}
+
+/// The patterns of the function's one `case` over the call's words (none without a `case`).
+fn read_passthrough(text: &str) -> Option<Vec<String>> {
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let cases: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("case ") && lines[i].ends_with(" in"))
+        .collect();
+    match cases[..] {
+        [] => Some(Vec::new()),
+        [i] => {
+            let over_words = lines[..i].iter().any(|l| {
+                l.starts_with("for ") && (l.ends_with(" in \"$@\";") || l.ends_with(" in ${1+\"$@\"};"))
+            });
+            let pats = lines.get(i + 1)?.strip_suffix(')')?;
+            if !over_words || pats.contains(['(', '"', '\'', '$', '\\']) {
+                return None;
+            }
+            Some(pats.split('|').map(|p| p.trim().to_string()).collect())
+        }
+        _ => None,
+    }
+}
+
+/// `w` when it is a plain word (the same after quote removal and without expansion).
+fn plain_word(w: &str) -> Option<String> {
+    let plain = !w.is_empty()
+        && w.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '-' | '_' | '=' | '.' | ',' | '/' | ':' | '+' | '@' | '%')
+        });
+    plain.then(|| w.to_string())
+}
+
+impl Table {
+    /// Whether `seen` (the functions of a harness's shell) start this table's programs: each
+    /// of its programs is among them with the same `argv[0]`, words and passthrough patterns.
+    pub fn describes(&self, seen: &[SeenFunction]) -> bool {
+        self.programs.iter().all(|p| {
+            seen.iter().any(|f| {
+                f.name == p.name
+                    && f.argv0 == p.argv0
+                    && f.prefix == p.prefix
+                    && f.passthrough == p.passthrough
+            })
+        })
+    }
+
+    /// The built-in tables that describe `seen`, by id.
+    pub fn describing(seen: &[SeenFunction]) -> Vec<&'static str> {
+        Table::builtin_ids()
+            .into_iter()
+            .filter(|id| Table::builtin_ref(id).is_some_and(|t| t.describes(seen)))
+            .collect()
+    }
+}
+
 /// The rows of a `rows_from` table: `base`'s, less `excluded`, each replaced by the row of `own`
 /// with its id; then `own`'s other rows.
 fn merge_rows(base: Vec<Row>, own: Vec<Row>, excluded: &[Excluded]) -> Vec<Row> {
@@ -372,5 +478,111 @@ mod tests {
         assert!(case_match("---*", "---x"));
         assert!(!case_match("-[Zz]*", "-c"));
         assert!(case_match("a?c", "abc"));
+    }
+
+    /// `declare -f grep find rg` as real Claude Code snapshots print it (read through each
+    /// harness, 2026-12-07; install paths replaced by neutral ones).
+    fn functions(version: &str) -> Vec<SeenFunction> {
+        let text = match version {
+            "2.1.162" => include_str!("../tests/data/snapshot-functions/claude-code-2.1.162.txt"),
+            "2.1.185" => include_str!("../tests/data/snapshot-functions/claude-code-2.1.185.txt"),
+            "2.1.186" => include_str!("../tests/data/snapshot-functions/claude-code-2.1.186.txt"),
+            "2.1.325" => include_str!("../tests/data/snapshot-functions/claude-code-2.1.325.txt"),
+            "2.1.332" => include_str!("../tests/data/snapshot-functions/claude-code-2.1.332.txt"),
+            _ => unreachable!(),
+        };
+        // `declare -f a b c` prints the functions one after the other, each from `NAME () `.
+        let mut out = Vec::new();
+        let mut parts: Vec<(String, String)> = Vec::new();
+        for line in text.lines() {
+            match line.strip_suffix(" () ").or_else(|| line.strip_suffix(" ()")) {
+                Some(name) if !name.starts_with(' ') => parts.push((name.to_string(), String::new())),
+                _ => parts.last_mut().unwrap().1.push_str(&format!("{line}\n")),
+            }
+        }
+        for (name, body) in parts {
+            if let Some(f) = read_function(&name, &body) {
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn each_real_snapshot_is_described_by_its_own_table_only() {
+        for (version, table) in [
+            ("2.1.162", "claude-code-2.1.162"),
+            ("2.1.185", "claude-code-2.1.162"),
+            ("2.1.186", "claude-code-2.1.190"),
+            ("2.1.325", "claude-code-2.1.190"),
+            ("2.1.332", "claude-code-2.1.332"),
+        ] {
+            let seen = functions(version);
+            let names: Vec<&str> = seen.iter().map(|f| f.name.as_str()).collect();
+            assert_eq!(names, ["grep", "find", "rg"], "{version}");
+            assert_eq!(Table::describing(&seen), [table], "{version}");
+        }
+    }
+
+    #[test]
+    fn the_2_1_332_grep_function_reads_as_ugrep_with_its_words_and_passthrough() {
+        let grep = &functions("2.1.332")[0];
+        assert_eq!(grep.argv0, "ugrep");
+        assert_eq!(
+            grep.prefix[..5],
+            ["-G", "--ignore-files", "--hidden", "-I", "--encoding=UTF-8"]
+        );
+        assert_eq!(grep.passthrough.len(), 12);
+        assert_eq!(
+            grep.passthrough[8..],
+            ["-[Zz]*", "-[!-]*[Zz]*", "--null", "--null-data"]
+        );
+        let rg = &functions("2.1.332")[2];
+        assert_eq!(
+            (rg.argv0.as_str(), rg.prefix.len(), rg.passthrough.len()),
+            ("rg", 0, 0)
+        );
+    }
+
+    #[test]
+    fn a_function_changed_in_one_word_is_described_by_no_table() {
+        let text = include_str!("../tests/data/snapshot-functions/claude-code-2.1.332.txt");
+        for (from, to) in [
+            ("--encoding=UTF-8 ", "--encoding=UTF-16 "),
+            (" | --null-data)", ")"),
+            ("-S dfs ", "-S bfs "),
+            ("exec -a bfs", "exec -a find"),
+        ] {
+            // Every occurrence changed: the function still reads, as another substitute.
+            let changed = text.replace(from, to);
+            assert_ne!(changed, text, "{from}");
+            let seen: Vec<SeenFunction> = ["grep", "find"]
+                .iter()
+                .map(|n| {
+                    let body = changed.split(&format!("{n} () ")).nth(1).unwrap();
+                    read_function(n, body.split("\n}\n").next().unwrap()).unwrap()
+                })
+                .collect();
+            assert_eq!(Table::describing(&seen), Vec::<&str>::new(), "{from} -> {to}");
+        }
+    }
+
+    #[test]
+    fn a_function_whose_words_are_not_plain_or_agree_not_is_not_read() {
+        let ok = "( exec -a ugrep \"$b\" -G ${1+\"$@\"} );\n";
+        assert_eq!(
+            read_function("grep", ok).map(|f| f.prefix),
+            Some(vec!["-G".to_string()])
+        );
+        for bad in [
+            "( exec -a ugrep \"$b\" -G \"$x\" ${1+\"$@\"} );\n",
+            "( exec -a ugrep \"$b\" -G ${1+\"$@\"} | cat );\n",
+            "( exec -a ugrep \"$b\" -G );\n",
+            "( exec -a ugrep \"$b\" -G ${1+\"$@\"} );\n( exec -a ugrep \"$b\" -E ${1+\"$@\"} );\n",
+            "case \"$a\" in\n-x)\n;;\nesac\n( exec -a ugrep \"$b\" -G ${1+\"$@\"} );\n",
+            "command grep \"$@\"\n",
+        ] {
+            assert_eq!(read_function("grep", bad), None, "{bad}");
+        }
     }
 }
