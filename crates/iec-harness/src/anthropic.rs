@@ -132,10 +132,21 @@ fn main_loop_shell_tool(body: &Value) -> Option<String> {
     shell_tool_name(body)
 }
 
+/// A main-loop request's turn: the number of distinct tool calls answered in its messages.
+/// Claude Code 1.0.x before 1.0.65 repeats the exchange of a piped command in the history it
+/// sends next (the `tool_use` and its `tool_result` twice, with the same id): counting blocks
+/// would skip a script turn, and the skipped call would never run.
+fn turn_of(body: &Value) -> usize {
+    let mut ids: Vec<String> = tool_results(body).into_iter().map(|t| t.tool_use_id).collect();
+    ids.sort();
+    ids.dedup();
+    ids.len()
+}
+
 /// `POST /v1/messages`.
 async fn messages(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body: Bytes) -> Response {
     let (value, main) = read_request((&inner, &method, &uri, &body), main_loop_shell_tool, |b| {
-        tool_results(b).len()
+        turn_of(b)
     });
     let reply = match inner.answer(main, || inner.script.side_text.clone()).await {
         Ok((turn, name, cmd)) => Reply::ToolUse {
@@ -245,4 +256,25 @@ fn sse_body(id: &str, model: &str, reply: &Reply) -> String {
     );
     ev("message_stop", json!({"type": "message_stop"}));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The history Claude Code 1.0.59 sent after a piped command (read from a real run): the
+    /// exchange twice. It is turn 1, not 2.
+    #[test]
+    fn a_repeated_exchange_in_the_history_is_one_turn() {
+        let use0 = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_iec_0000", "name": "Bash", "input": {"command": "argvprobe A1 | cat"}}]});
+        let res0 = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_iec_0000", "content": "ok", "is_error": false}]});
+        let first = json!({"role": "user", "content": [{"type": "text", "text": "go"}]});
+        let body = json!({"messages": [first, use0, res0, use0, res0]});
+        assert_eq!(tool_results(&body).len(), 2);
+        assert_eq!(turn_of(&body), 1);
+        let use2 = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_iec_0001", "name": "Bash", "input": {"command": "argvprobe C1"}}]});
+        let res2 = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_iec_0001", "content": "ok", "is_error": false}]});
+        let body = json!({"messages": [first, use0, res0, use0, res0, use2, res2]});
+        assert_eq!(turn_of(&body), 2);
+    }
 }
