@@ -48,11 +48,13 @@ pub fn installed_codex(dir: &Path) -> Option<Launcher> {
     let (pkg, triple) = target_triple();
     let scope = dir.join("node_modules/@openai");
     // The platform package (`@openai/codex-linux-x64`: `bin/codex` in 0.171, `codex/codex` in
-    // 0.12x), else the binary vendored in the main package itself (up to 0.7x).
+    // 0.12x), else the binary vendored in the main package itself (up to 0.7x), else the one
+    // beside its `bin/codex.js` (`bin/codex-<triple>`, 0.20 to 0.40).
     [
         scope.join(pkg).join("vendor").join(triple).join("bin/codex"),
         scope.join(pkg).join("vendor").join(triple).join("codex/codex"),
         scope.join("codex/vendor").join(triple).join("codex/codex"),
+        scope.join("codex/bin").join(format!("codex-{triple}")),
     ]
     .into_iter()
     .find(|b| b.is_file())
@@ -123,13 +125,24 @@ pub fn command_of(args: &Value) -> Option<String> {
     }
 }
 
-/// The command output inside a Codex tool output (after its `Output:` line); the whole text when
-/// there is no such line.
-pub fn output_text(content: &str) -> &str {
+/// The command output inside a Codex tool output: after its `Output:` line, or the `output` of
+/// the JSON envelope older releases send (`{"output": "…", "metadata": {"exit_code": …}}`, read
+/// from Codex 0.42.0's requests); the whole text otherwise.
+pub fn output_text(content: &str) -> String {
     if let Some(i) = content.find("\nOutput:\n") {
-        return &content[i + "\nOutput:\n".len()..];
+        return content[i + "\nOutput:\n".len()..].to_string();
     }
-    content.strip_prefix("Output:\n").unwrap_or(content)
+    if let Some(rest) = content.strip_prefix("Output:\n") {
+        return rest.to_string();
+    }
+    if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(content) {
+        if let (Some(Value::String(out)), Some(Value::Object(_)), 2) =
+            (o.get("output"), o.get("metadata"), o.len())
+        {
+            return out.clone();
+        }
+    }
+    content.to_string()
 }
 
 /// Codex's part of a launch: its private `CODEX_HOME` and login profile, `codex exec`.
@@ -175,7 +188,7 @@ pub fn run_codex_with(opts: &CodexOptions) -> anyhow::Result<HarnessRun> {
 pub fn observe_codex(id: &str, r: &PayloadResult) -> Observed {
     let mut trimmed = r.clone();
     if let Some(t) = &mut trimmed.tool_result {
-        t.content = output_text(&t.content).to_string();
+        t.content = output_text(&t.content);
     }
     let mut o = observe(id, &trimmed);
     if let Some(t) = &r.tool_result {
@@ -224,6 +237,12 @@ mod tests {
     fn output_and_command() {
         let c = "Chunk ID: f95de3\nWall time: 0.0000 seconds\nProcess exited with code 0\nOriginal token count: 12\nOutput:\nhi\n";
         assert_eq!(output_text(c), "hi\n");
+        // Codex 0.42.0's envelope.
+        let c = r#"{"output":"{\"argv\":[\"B1\"]}\n","metadata":{"exit_code":0,"duration_seconds":0.0}}"#;
+        assert_eq!(output_text(c), "{\"argv\":[\"B1\"]}\n");
+        // Any other JSON is the output itself.
+        let c = r#"{"output":"x","other":1}"#;
+        assert_eq!(output_text(c), c);
         assert_eq!(command_of(&json!({"cmd": "ls"})).as_deref(), Some("ls"));
         assert_eq!(
             command_of(&json!({"command": ["bash", "-lc", "ls -l"]})).as_deref(),
