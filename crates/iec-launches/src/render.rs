@@ -10,6 +10,7 @@ pub const PAYLOADS: &[&str] = &[
     "claude-code-2.1.72",
     "claude-code-2.0.76",
     "claude-code-1.0.0",
+    "claude-code-1.0.21",
     "claude-code-1.0.65",
     "claude-code-1.0.76",
     "claude-code-2.1.3",
@@ -24,6 +25,7 @@ fn claude_code_release(kind: &str) -> Option<iec_shellquote::claude_code_2_1_72:
     use iec_shellquote::claude_code_2_1_72 as cc;
     Some(match kind {
         "claude-code-1.0.0" => cc::RELEASE_1_0_0,
+        "claude-code-1.0.21" => cc::RELEASE_1_0_21,
         "claude-code-1.0.65" => cc::RELEASE_1_0_65,
         "claude-code-1.0.76" => cc::RELEASE_1_0_76,
         "claude-code-2.0.76" => cc::RELEASE_2_0_76,

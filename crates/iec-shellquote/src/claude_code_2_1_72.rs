@@ -135,6 +135,9 @@ pub struct Release {
     /// The rearrangement runs for a sandboxed command too (the `!useSandbox` test is gone; seen
     /// in 2.1.83 and 2.1.84).
     pub pipe_in_sandbox: bool,
+    /// The bundled shell-quote's `quote` is the older one that backslash-escapes `\` inside
+    /// single quotes ([`crate::quote_strs_escaping_backslash`]; 1.0.0 to 1.0.17).
+    pub quote_escapes_backslash: bool,
 }
 
 /// What the pipe rearrangement gives when it bails out.
@@ -176,13 +179,22 @@ pub const RELEASE_1_0_65: Release = Release {
     bail_variable: false,
     bail_unbalanced: false,
     pipe_in_sandbox: false,
+    quote_escapes_backslash: false,
 };
 
-/// Claude Code 1.0.0 and 1.0.44 (`uE4`, `JBQ`): `A.split(/(?<!\|)\|(?!\|)/)`, and when that
+/// Claude Code 1.0.21 and 1.0.44 (`uE4`, `JBQ`): `A.split(/(?<!\|)\|(?!\|)/)`, and when that
 /// gives more than one part, `quote([parts[0], "<", "/dev/null", "|", parts[1..].join("|")])`.
-pub const RELEASE_1_0_0: Release = Release {
+pub const RELEASE_1_0_21: Release = Release {
     split_pipe: true,
     ..RELEASE_1_0_65
+};
+
+/// Claude Code 1.0.0 to 1.0.17: 1.0.21's payload built with the older shell-quote `quote`, which
+/// doubles a backslash inside its single quotes (read in 1.0.0's and 1.0.17's `cli.js`;
+/// 1.0.21's has the newer one). `"a\\b"` reaches the shell as `"a\\\\b"`.
+pub const RELEASE_1_0_0: Release = Release {
+    quote_escapes_backslash: true,
+    ..RELEASE_1_0_21
 };
 
 /// Claude Code 1.0.76 (`NLB`, `qLB`): 1.0.65 with file-descriptor redirects kept as one word.
@@ -276,6 +288,15 @@ pub fn build_eval_payload_2_0_76(cmd: &str) -> EvalPayload {
     build_eval_payload_for(&RELEASE_2_0_76, cmd, false)
 }
 
+/// `quote(xs)` with `release`'s shell-quote.
+fn quote_strs_for(release: &Release, xs: &[&str]) -> String {
+    if release.quote_escapes_backslash {
+        crate::quote_strs_escaping_backslash(xs)
+    } else {
+        quote_strs(xs)
+    }
+}
+
 /// The `eval` payload of `release` (see [`Release`]); `use_sandbox` disables the pipe
 /// rearrangement.
 pub fn build_eval_payload_for(release: &Release, cmd: &str, use_sandbox: bool) -> EvalPayload {
@@ -289,7 +310,7 @@ pub fn build_eval_payload_for(release: &Release, cmd: &str, use_sandbox: bool) -
         quote_for_eval(&d, x)
     } else {
         (
-            quote_strs(&[&d, "<", "/dev/null"]),
+            quote_strs_for(release, &[&d, "<", "/dev/null"]),
             PayloadPath::Default,
             StdinRedirect::AppendedToEval,
         )
@@ -299,7 +320,7 @@ pub fn build_eval_payload_for(release: &Release, cmd: &str, use_sandbox: bool) -
     let parts = split_lone_pipes(&d);
     if release.split_pipe && !use_sandbox && parts.len() > 1 {
         let rest = parts[1..].join("|");
-        payload = quote_strs(&[parts[0], "<", "/dev/null", "|", &rest]);
+        payload = quote_strs_for(release, &[parts[0], "<", "/dev/null", "|", &rest]);
         rebuilt_command = Some(format!("{} < /dev/null | {rest}", parts[0]));
         path = PayloadPath::PipeRearranged;
         stdin_redirect = StdinRedirect::InsidePipe;

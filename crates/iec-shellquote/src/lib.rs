@@ -120,6 +120,32 @@ pub fn quote_strs<S: AsRef<str>>(xs: &[S]) -> String {
         .join(" ")
 }
 
+/// `quote(xs)` for plain strings as the older shell-quote bundled in Claude Code 1.0.0 (read in
+/// its `cli.js`) does it: a string with `"` or white space and no `'` is single-quoted with `'`
+/// and `\` backslash-escaped inside the quotes (`/(['\\])/g`), so a backslash reaches the
+/// shell doubled; a backslash alone does not pick the single-quote branch.
+///
+/// ```js
+/// if (/["\s]/.test(s) && !/'/.test(s)) return "'" + s.replace(/(['\\])/g, '\\$1') + "'";
+/// ```
+/// The other branches are [`quote`]'s.
+pub fn quote_strs_escaping_backslash<S: AsRef<str>>(xs: &[S]) -> String {
+    xs.iter()
+        .map(|s| {
+            let s = s.as_ref();
+            if !s.is_empty() && !s.contains('\'') && s.chars().any(|c| c == '"' || js::is_space(c)) {
+                format!("'{}'", s.replace('\\', "\\\\"))
+            } else if s.contains('\\') && !s.chars().any(|c| c == '"' || c == '\'' || js::is_space(c)) {
+                // No branch-1 or branch-2 character: the last branch escapes each metacharacter.
+                quote_last_branch(s)
+            } else {
+                quote_one(s)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn quote_op(op: &str) -> String {
     // `.` matches one UTF-16 code unit except line terminators.
     let mut out = String::new();
@@ -190,7 +216,11 @@ fn quote_one(s: &str) -> String {
         out.push('"');
         return out;
     }
-    // Branch 3: /([A-Za-z]:)?([#!"$&'()*,:;<=>?@[\\\]^`{|}])/g -> '$1\\$2'
+    quote_last_branch(s)
+}
+
+/// Branch 3: /([A-Za-z]:)?([#!"$&'()*,:;<=>?@[\\\]^`{|}])/g -> '$1\\$2'
+fn quote_last_branch(s: &str) -> String {
     let cs: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len() * 2);
     let mut i = 0;

@@ -5,8 +5,8 @@
 
 use iec_shellquote::claude_code_2_1_72::{
     build_eval_payload_for, PayloadPath as P, PipeBailoutReason, Release, StdinRedirect as R, RELEASE_1_0_0,
-    RELEASE_1_0_65, RELEASE_1_0_76, RELEASE_2_0_76, RELEASE_2_1_3, RELEASE_2_1_72, RELEASE_2_1_75,
-    RELEASE_2_1_79, RELEASE_2_1_84,
+    RELEASE_1_0_21, RELEASE_1_0_65, RELEASE_1_0_76, RELEASE_2_0_76, RELEASE_2_1_3, RELEASE_2_1_72,
+    RELEASE_2_1_75, RELEASE_2_1_79, RELEASE_2_1_84,
 };
 
 const T: &str = "IECMARK_0";
@@ -28,6 +28,38 @@ fn rows_seen_in_real_runs() {
             "\"argvprobe TAG \\\"it's\\\" \" \\< /dev/null \\| ' cat'",
         ),
         ("1.0.0", &RELEASE_1_0_0, "a || b", "'a || b' \\< /dev/null"),
+        // 1.0.0's older shell-quote doubles a backslash inside its single quotes (real 1.0.0,
+        // 2026-12-07: the probe got `say \hi\` for `"say \"hi\""`); 1.0.21's does not.
+        (
+            "1.0.0",
+            &RELEASE_1_0_0,
+            "argvprobe D1 \"say \\\"hi\\\"\"",
+            "'argvprobe D1 \"say \\\\\"hi\\\\\"\"' \\< /dev/null",
+        ),
+        (
+            "1.0.0",
+            &RELEASE_1_0_0,
+            "argvprobe D2 \"say \\\"hi\\\"\" | cat",
+            "'argvprobe D2 \"say \\\\\"hi\\\\\"\" ' \\< /dev/null \\| ' cat'",
+        ),
+        (
+            "1.0.0",
+            &RELEASE_1_0_0,
+            "argvprobe D5 \"a\\\\b\" c\\ d",
+            "'argvprobe D5 \"a\\\\\\\\b\" c\\\\ d' \\< /dev/null",
+        ),
+        (
+            "1.0.0",
+            &RELEASE_1_0_0,
+            "argvprobe D3 \"it's\"",
+            "\"argvprobe D3 \\\"it's\\\"\" \\< /dev/null",
+        ),
+        (
+            "1.0.21",
+            &RELEASE_1_0_21,
+            "argvprobe D1 \"say \\\"hi\\\"\"",
+            "'argvprobe D1 \"say \\\"hi\\\"\"' \\< /dev/null",
+        ),
         // 1.0.65: tokens re-quoted one by one, `2>&1` comes apart.
         (
             "1.0.65",
