@@ -612,3 +612,39 @@ fn the_word_extglob_alone_does_not_switch_extglob_on() {
         );
     }
 }
+
+/// Codex 0.20's learned launch splices the text into a `{{payload}}` wrapper run by `bash -lc`;
+/// a text ending in a backslash (`bash -c '…' \`) parses only at the end of input, which the
+/// real Codex 0.20 runs unchanged (the learner's `wrapped-backslash` marker, 2026-12-07): it was
+/// a false "diverges, loud" at the shell hop. A wrapper with anything after the text keeps it.
+#[test]
+fn a_text_ending_in_a_backslash_at_the_end_of_a_spliced_wrapper_corresponds() {
+    let learned = |template: &str| {
+        iec_launches::Launch::from_toml(&format!(
+            "id = \"learned\"\nharness = \"codex\"\nversion = \"0.20.0\"\nos = \"linux\"\ntool = \"shell\"\nsource = \"test\"\n\n[wrapper]\ntemplate = {template:?}\npayload = \"raw\"\neval = false\n\n[spawn]\nargv = [\"bash\", \"-lc\", \"{{{{wrapper}}}}\"]\nshell = \"bash\"\nlogin = true\n"
+        ))
+        .unwrap()
+    };
+    let l = learned("{{payload}}");
+    for t in ["bash -c 'argvprobe X \"$0\"' \\", "echo a \\", "cat <<EOF\nhi"] {
+        let r = check(&l, &call_for_text(&l, t), global(), Options::default()).unwrap();
+        assert_eq!(
+            r.verdict,
+            Verdict::Corresponds,
+            "{t}: {}",
+            serde_json::to_string_pretty(&r).unwrap()
+        );
+    }
+    // With a command after the text, the backslash joins it to the call (`echo a echo done`):
+    // it was "corresponds", bash printing the script without an error.
+    let l = learned("{{payload}}\necho done");
+    let r = check(&l, &call_for_text(&l, "echo a \\"), global(), Options::default()).unwrap();
+    assert_eq!(
+        r.verdict,
+        Verdict::Diverges,
+        "{}",
+        serde_json::to_string_pretty(&r).unwrap()
+    );
+    let fd = r.first_divergence.unwrap();
+    assert_eq!((fd.hop_name.as_str(), fd.silent), ("shell", true));
+}

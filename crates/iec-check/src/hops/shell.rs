@@ -117,7 +117,27 @@ pub(crate) fn bash(
     };
     let payload = payload.expect("wrapper payload");
     if !w.eval && !w.inner_shell {
-        // The text is spliced into the wrapper: bash parses the whole wrapper.
+        // The text is spliced into the wrapper: bash parses the whole wrapper. A text that
+        // parses only at the end of input (a trailing backslash, an unterminated here-document)
+        // takes in whatever the wrapper puts after it (`echo a \` then `\necho done` is `echo a
+        // echo done`): the action depends on the wrapper's text, not the call's.
+        let after = w.template.split_once("{{payload}}").map_or("", |(_, a)| a);
+        if !after.is_empty()
+            && matches!(run.validate(intended)?, Parse::EndOnly { .. })
+            && run.validate(&shell_text)?.parses()
+        {
+            run.diverge(
+                Hop::Shell,
+                WitnessKind::Real,
+                json!({ "text": shell_text, "after_text": after }),
+                Mechanism::Other,
+                true,
+                intended,
+                &shell_text,
+                format!("the text parses only at the end of input (a trailing backslash or an unterminated here-document), and the wrapper puts {after:?} after it, which it takes in"),
+            );
+            return Ok(None);
+        }
         match run.parse(&shell_text)? {
             Parse::Ok { canonical } => run.push(
                 Hop::Shell,
@@ -125,6 +145,20 @@ pub(crate) fn bash(
                 Some(true),
                 json!({ "text": shell_text, "canonical": canonical }),
                 login_note,
+            ),
+            // The whole script parses because the end of input closes it (a trailing
+            // backslash, an unterminated here-document) and the text is its end: `bash -c` is
+            // given exactly this script and accepts it, as it would the text alone (red team: Codex 0.20's
+            // `{{payload}}` wrapper and `bash -c '…' \` were a false "diverges").
+            Parse::EndOnly { message } if w.template.ends_with("{{payload}}") => run.push(
+                Hop::Shell,
+                WitnessKind::Real,
+                Some(true),
+                json!({ "text": shell_text, "end_only": message }),
+                Some(
+                    login_note.map_or(String::new(), |n| format!("{n}; "))
+                        + "the script parses only at the end of input (a trailing backslash or an unterminated here-document), which bash -c accepts",
+                ),
             ),
             Parse::Error { message } | Parse::EndOnly { message } => {
                 // A parse bash abandons without a word exits 0: nothing tells the agent.
