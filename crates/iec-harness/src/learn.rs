@@ -1640,6 +1640,17 @@ fn replaces_stdin(p: &iec_core::CheckReport) -> bool {
         .is_some_and(|a| a.intended == "(nothing)" && a.received.starts_with("0<"))
 }
 
+/// Whether the first divergence of `p` is only about the exit status the harness reports (its
+/// `< /dev/null` lands after a text's final `;` as a command of its own, whose status 0
+/// replaces the call's: iec check's message ends "a failing call reports success"). A marker
+/// observes argv, and its probe succeeds: no run can show that either way (Claude Code 1.0.3's
+/// `c\\;` marker).
+fn status_only(p: &iec_core::CheckReport) -> bool {
+    p.first_divergence
+        .as_ref()
+        .is_some_and(|f| f.detail.ends_with("a failing call reports success"))
+}
+
 /// What each marker showed, and whether `iec check` on the learned `launch` agrees with it.
 fn evidence(
     h: &dyn Harness,
@@ -1674,8 +1685,9 @@ fn evidence(
                 let p = predict(launch, &s.m.command)?;
                 // The markers observe argv; a stdin contract that replaces a command's input
                 // (2.0.76 puts `< /dev/null` on a pipe's reader) changes what it reads, which
-                // no argv shows: such a marker is not judged either way.
-                (!replaces_stdin(&p))
+                // no argv shows: such a marker is not judged either way; nor is one whose only
+                // change is the status reported.
+                (!replaces_stdin(&p) && !status_only(&p))
                     .then(|| (p.verdict.as_str() == "corresponds") == (o.verdict == "corresponds"))
             }
             _ => None,
