@@ -1145,6 +1145,47 @@ fn learn_template(seen: &[Seen], plain: &Seen, plain_outer: &str, paths: &Paths)
     })
 }
 
+/// Rewrite steps whose order no marker tells apart, in the order the harness's own source runs
+/// them: Gemini CLI's `tools/shell.js` (read in 0.11.3 and 0.17.1; 0.61.0's bundle does the
+/// same) calls `stripShellWrapper(this.params.command)` and then `.trim()` on what it returns.
+const SOURCE_ORDER: &[(&str, &str)] = &[("gemini-strip-shell-wrapper", "gemini-trim")];
+
+/// Of candidates that differ only in the order of the same rewrite steps, the one whose order
+/// [`SOURCE_ORDER`] holds; `None` when they differ otherwise or no one order is known.
+fn source_order<'a>(many: &[&'a Candidate]) -> Option<&'a Candidate> {
+    let first = many.first()?;
+    let mut sorted_first = first.steps.clone();
+    sorted_first.sort_unstable();
+    let same_but_order = many.iter().all(|c| {
+        let mut s = c.steps.clone();
+        s.sort_unstable();
+        c.rendering == first.rendering && c.template == first.template && s == sorted_first
+    });
+    if !same_but_order {
+        return None;
+    }
+    let pos = |c: &Candidate, st: &str| c.steps.iter().position(|x| *x == st);
+    let known: Vec<&'a Candidate> = many
+        .iter()
+        .copied()
+        .filter(|c| {
+            SOURCE_ORDER.iter().all(|(a, b)| match (pos(c, a), pos(c, b)) {
+                (Some(i), Some(j)) => i < j,
+                _ => true,
+            })
+        })
+        .collect();
+    match known[..] {
+        [c] if SOURCE_ORDER
+            .iter()
+            .any(|(a, b)| pos(c, a).is_some() && pos(c, b).is_some()) =>
+        {
+            Some(c)
+        }
+        _ => None,
+    }
+}
+
 /// The one candidate consistent with the markers: it reproduces every rendering marker and each
 /// rewrite step it names changes some marker's text (a step that changes nothing is not
 /// learned); fewest steps first.
@@ -1199,6 +1240,7 @@ fn choose(seen: &[Seen], candidates: &[Candidate], paths: &Paths) -> anyhow::Res
             }
             bail!("{UNSUPPORTED}no ported rendering reproduces every marker's wrapper text:{why}");
         }
+        many if source_order(many).is_some() => Ok(source_order(many).expect("checked").clone()),
         many => bail!(
             "{UNSUPPORTED}the markers do not tell these renderings apart: {:?}",
             many.iter()
@@ -1444,11 +1486,18 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         let unparsed = refuse_unparsed_line.is_some()
             && s.rejected == refuse_unparsed_line
             && iec_launches::unparsed::unparsed_line(&s.m.command).is_some_and(|u| u.certain);
+        // A marker plain bash rejects too (`c\\; | cat`: `;` then `|`) may be refused by a
+        // harness that parses commands first (Gemini CLI 0.17's "could not be parsed safely"):
+        // iec check calls such a text `unknown` (generation) on every launch.
+        let bash_rejects = s.r.direct.exit_code == Some(2)
+            && s.r.direct.probe.is_empty()
+            && s.r.direct.stderr.contains("syntax error");
         if s.rejected.is_some()
             && s.m.kind != MarkerKind::Control
             && !substitutes(&s.m.id)
             && !same_rule
             && !unparsed
+            && !bash_rejects
         {
             bail!(
                 "the harness refused marker {} ({:?}): {:?}",
@@ -1810,6 +1859,34 @@ fn finding(
 
 #[cfg(test)]
 mod tests {
+    /// Gemini CLI 0.11–0.39: every marker is reproduced with the strip before the trim and
+    /// with the trim before the strip; the source's order is learned.
+    #[test]
+    fn steps_no_marker_orders_take_the_sources_order() {
+        let c = |steps: &[&'static str]| Candidate {
+            steps: steps.to_vec(),
+            rendering: "raw",
+            template: "{ {{payload}}; }".into(),
+        };
+        let a = c(&["gemini-trim", "gemini-strip-shell-wrapper"]);
+        let b = c(&["gemini-strip-shell-wrapper", "gemini-trim"]);
+        assert_eq!(
+            source_order(&[&a, &b]).map(|x| x.steps.clone()),
+            Some(b.steps.clone())
+        );
+        assert_eq!(
+            source_order(&[&b, &a]).map(|x| x.steps.clone()),
+            Some(b.steps.clone())
+        );
+        // Another template or rendering, or steps no source order names: not decided.
+        let mut other = b.clone();
+        other.template = "{{payload}}".into();
+        assert!(source_order(&[&a, &other]).is_none());
+        let x = c(&["space-join", "gemini-trim"]);
+        let y = c(&["gemini-trim", "space-join"]);
+        assert!(source_order(&[&x, &y]).is_none());
+    }
+
     use super::*;
 
     #[test]
