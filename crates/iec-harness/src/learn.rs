@@ -202,6 +202,13 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
         &simple(|t| format!("argvprobe {t} \"PID=$$\" \"st=$?\"")),
     );
     add(
+        "background",
+        Rendering,
+        "a command ending in `&` (Gemini CLI up to 0.39 appends `;` to every other command)",
+        true,
+        &simple(|t| format!("argvprobe {t} bg &")),
+    );
+    add(
         "ansi",
         Rendering,
         "$'…' with escapes and a quote",
@@ -1148,7 +1155,10 @@ fn learn_template(seen: &[Seen], plain: &Seen, plain_outer: &str, paths: &Paths)
 /// Rewrite steps whose order no marker tells apart, in the order the harness's own source runs
 /// them: Gemini CLI's `tools/shell.js` (read in 0.11.3 and 0.17.1; 0.61.0's bundle does the
 /// same) calls `stripShellWrapper(this.params.command)` and then `.trim()` on what it returns.
-const SOURCE_ORDER: &[(&str, &str)] = &[("gemini-strip-shell-wrapper", "gemini-trim")];
+const SOURCE_ORDER: &[(&str, &str)] = &[
+    ("gemini-strip-shell-wrapper", "gemini-trim"),
+    ("gemini-strip-shell-wrapper", "gemini-trim-semicolon"),
+];
 
 /// Of candidates that differ only in the order of the same rewrite steps, the one whose order
 /// [`SOURCE_ORDER`] holds; `None` when they differ otherwise or no one order is known.

@@ -44,6 +44,7 @@ pub const REWRITES: &[&str] = &[
     "space-join",
     "openhands-escape-bash-special-chars",
     "claude-code-unescape-semicolon",
+    "gemini-trim-semicolon",
 ];
 
 /// Placeholder values used when filling templates. They are fixed, machine-independent paths:
@@ -192,6 +193,24 @@ pub fn rewrite_step(step: &str, text: &str) -> (String, Option<String>) {
                 t,
                 trimmed.then(|| "trim() removed leading/trailing white space".into()),
             )
+        }
+        // Gemini CLI up to 0.39 (`tools/shell.js`, read in 0.8.2, 0.11.3, 0.17.1): `let command =
+        // strippedCommand.trim(); if (!command.endsWith('&')) command += ';'` before
+        // `{ ${command} }; __code=$?; …`. A background command gets no `;`, and a trailing
+        // backslash escapes the `;` (no space is put between them).
+        "gemini-trim-semicolon" => {
+            let mut t = text.trim_matches(is_js_whitespace).to_string();
+            if !t.ends_with('&') {
+                t.push(';');
+            }
+            let note = if t.ends_with("\\;") {
+                "trim() and a `;` appended: after the trailing backslash it is an escaped `;`, part of the last word"
+            } else if t.ends_with(';') {
+                "trim() and a `;` appended (the harness's own terminator)"
+            } else {
+                "trim(); no `;` after a trailing `&`"
+            };
+            (t, Some(note.into()))
         }
         "openhands-escape-bash-special-chars" => {
             let t = openhands_escape_bash_special_chars(text);
@@ -656,6 +675,19 @@ pub fn process_argv(l: &Launch, input: &serde_json::Value) -> Option<Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What real Gemini CLI 0.8.2 ran (`{ … }; __code=$?; …`, read by the BASH_ENV witness,
+    /// 2026-12-07): `argvprobe P1 a` as `{ argvprobe P1 a; }`, `argvprobe B1 a &` as
+    /// `{ argvprobe B1 a & }` (the launch's template was `{ {{payload}}; }`, which made every
+    /// background command a false "diverges, loud").
+    #[test]
+    fn gemini_trim_semicolon_leaves_a_background_command_alone() {
+        let r = |t: &str| rewrite_step("gemini-trim-semicolon", t).0;
+        assert_eq!(r("argvprobe P1 a"), "argvprobe P1 a;");
+        assert_eq!(r("  argvprobe B1 a &\n"), "argvprobe B1 a &");
+        assert_eq!(r("echo a \\"), "echo a \\;");
+        assert_eq!(r("a && b"), "a && b;");
+    }
 
     #[test]
     fn openhands_escape() {
