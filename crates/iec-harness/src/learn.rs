@@ -1746,7 +1746,11 @@ fn evidence(
                 // (2.0.76 puts `< /dev/null` on a pipe's reader) changes what it reads, which
                 // no argv shows: such a marker is not judged either way; nor is one whose only
                 // change is the status reported.
-                (!replaces_stdin(&p) && !status_only(&p))
+                // A background command's probe may never run: Claude Code 2.1.332 ends the
+                // process group when the shell exits (the `background` marker shows the
+                // wrapper's rendering; its argv is not judged).
+                let background = s.m.command.trim_end().ends_with('&');
+                (!replaces_stdin(&p) && !status_only(&p) && !background)
                     .then(|| (p.verdict.as_str() == "corresponds") == (o.verdict == "corresponds"))
             }
             _ => None,
