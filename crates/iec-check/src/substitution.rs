@@ -28,6 +28,9 @@ pub struct Command {
     pub piped_to: Option<Vec<Vec<Seg>>>,
     /// The words of every later command of its pipeline, in order (`piped_to` first).
     pub rest: Vec<Vec<Vec<Seg>>>,
+    /// Its standard error is kept where the text reads it: `2>&1`, `2>FILE`, `&>FILE` (not
+    /// `/dev/null`) or `|&` (red team round 10: the substitute's diagnostics differ).
+    pub stderr_kept: bool,
     /// A variable of [`LOCALE_VARIABLES`] the text assigns anywhere (a prefix assignment, a
     /// plain one, or a word such as `LC_ALL=C` after `export` or `env`).
     pub locale: Option<String>,
@@ -46,7 +49,8 @@ pub const LOCALE_VARIABLES: &[&str] = &[
     "GREP_OPTIONS",
 ];
 
-/// The first variable of [`LOCALE_VARIABLES`] that `tokens` assign.
+/// The first variable of [`LOCALE_VARIABLES`] that `tokens` assign (in backquotes), or what
+/// else may set one ([`locale_named_otherwise`]).
 fn locale_set(tokens: &[Token]) -> Option<String> {
     let named = |w: &str| {
         LOCALE_VARIABLES
@@ -55,18 +59,114 @@ fn locale_set(tokens: &[Token]) -> Option<String> {
                 w.strip_prefix(**v)
                     .is_some_and(|r| r.starts_with('=') || r.starts_with("+="))
             })
-            .map(|v| v.to_string())
+            .map(|v| format!("`{v}`"))
     };
     let assigned = assignments(tokens)
         .into_iter()
         .map(|(n, _)| n)
-        .find(|n| LOCALE_VARIABLES.contains(&n.as_str()));
-    assigned.or_else(|| {
-        tokens.iter().find_map(|t| match t {
-            Token::Word(w) => named(&shown(w)),
-            _ => None,
+        .find(|n| LOCALE_VARIABLES.contains(&n.as_str()))
+        .map(|n| format!("`{n}`"));
+    assigned
+        .or_else(|| {
+            tokens.iter().find_map(|t| match t {
+                Token::Word(w) => named(&shown(w)),
+                _ => None,
+            })
         })
-    })
+        .or_else(|| locale_named_otherwise(tokens))
+}
+
+/// Where a text may set a variable of [`LOCALE_VARIABLES`] other than by an assignment or a
+/// `NAME=value` word (red team round 10, each run through the real 2.1.332: `printf -v LC_ALL
+/// C`, `read LC_ALL`, `for LC_ALL in C`, `: ${LC_ALL:=C}`, `declare -n r=LC_ALL`, `v=LC_ALL;
+/// export $v=C`, `export LC_{ALL,X}=C`, then `export LC_ALL; grep -i 'été'` matched `Été` under
+/// the substitute only): a mention of a locale variable's name (`LC_…`, `LANG…`,
+/// `POSIXLY_CORRECT`, `GREP_OPTIONS`) in a word, a value or an expansion that is not a plain
+/// read of it (`$LANG`, `${LC_ALL}`), outside the arguments of a `grep`, `find` or `rg` call;
+/// or a variable named only at run time given to a builtin that sets or exports variables
+/// (`export "$v=C"`, `read "$v"`, `printf -v "$v"`). Returns what is shown in the reason.
+fn locale_named_otherwise(tokens: &[Token]) -> Option<String> {
+    const STEMS: &[&str] = &["LC_", "LANG", "POSIXLY_CORRECT", "GREP_OPTIONS"];
+    let mentions = |s: &str| STEMS.iter().any(|st| s.contains(st));
+    // A plain read of a variable: `$NAME` or `${NAME}` (no operator that could assign).
+    let plain_read = |d: &str| {
+        let name = d
+            .strip_prefix("${")
+            .and_then(|v| v.strip_suffix('}'))
+            .or_else(|| d.strip_prefix('$'));
+        name.is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    };
+    let seg_mentions = |w: &[Seg]| {
+        w.iter().any(|s| match s {
+            Seg::Lit(v) => mentions(v),
+            Seg::Dyn(d, _) => mentions(d) && !plain_read(d),
+        })
+    };
+    // Builtins that set or export the variables their operands name.
+    const SETTERS: &[&str] = &[
+        "export",
+        "declare",
+        "typeset",
+        "local",
+        "readonly",
+        "read",
+        "printf",
+        "mapfile",
+        "readarray",
+        "unset",
+    ];
+    let mut name: Option<String> = None;
+    let mut first = true;
+    let mut after_redirect = false;
+    for t in tokens {
+        match t {
+            Token::Op(_) | Token::Reserved(_) => {
+                name = None;
+                first = true;
+                after_redirect = false;
+            }
+            Token::Redirect(_) => after_redirect = true,
+            Token::Assign(n, v) => {
+                if mentions(n) || seg_mentions(v) {
+                    return Some(format!("what may be a locale variable (`{n}{}`)", shown(v)));
+                }
+            }
+            Token::Raw(r) => {
+                if mentions(r) {
+                    return Some(format!("what may be a locale variable (`{r}`)"));
+                }
+            }
+            Token::Word(w) => {
+                let redirect_target = std::mem::take(&mut after_redirect);
+                if first && !redirect_target {
+                    first = false;
+                    name = Some(literal(w).unwrap_or_default());
+                    if literal(w).is_none() && seg_mentions(w) {
+                        return Some(format!("what may be a locale variable (`{}`)", shown(w)));
+                    }
+                    continue;
+                }
+                let searched = matches!(name.as_deref(), Some("grep" | "egrep" | "fgrep" | "find" | "rg"));
+                let dynamic_mention = w
+                    .iter()
+                    .any(|s| matches!(s, Seg::Dyn(d, _) if mentions(d) && !plain_read(d)));
+                if dynamic_mention || (!searched && seg_mentions(w)) {
+                    return Some(format!("what may be a locale variable (`{}`)", shown(w)));
+                }
+                // A variable named only at run time given to a builtin that sets variables.
+                if name.as_deref().is_some_and(|n| SETTERS.contains(&n)) && !redirect_target {
+                    let written = shown(w);
+                    let target = written.split('=').next().unwrap_or("");
+                    if !written.starts_with('-') && target.contains('$') {
+                        return Some(format!(
+                            "what may be a locale variable, named only at run time (`{written}`)"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The simple commands of an action (not looking into command substitutions), and the
@@ -81,6 +181,7 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
         stdout_discarded: false,
         piped_to: None,
         rest: vec![],
+        stderr_kept: false,
         locale: locale.clone(),
     };
     // After `for`/`select`/`case`, the words up to the next operator are not a command.
@@ -102,6 +203,7 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 stdout_discarded: false,
                 piped_to: None,
                 rest: vec![],
+                stderr_kept: false,
                 locale: locale.clone(),
             },
         );
@@ -125,6 +227,9 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
     while i < tokens.len() {
         match &tokens[i] {
             Token::Op(op) => {
+                if op == "|&" {
+                    cur.stderr_kept = true;
+                }
                 let idx = finish(&mut cur, &mut out, &mut pipe_from, &mut pipeline, not_a_command);
                 not_a_command = false;
                 if op == "|" || op == "|&" {
@@ -150,6 +255,11 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 }
                 // The target word.
                 if let Some(Token::Word(w)) = tokens.get(i + 1) {
+                    if (r.starts_with("2>") || r.starts_with("&>"))
+                        && literal(w).as_deref() != Some("/dev/null")
+                    {
+                        cur.stderr_kept = true;
+                    }
                     if stdout && !r.contains('&') || r.starts_with("&>") {
                         cur.stdout_discarded = literal(w).as_deref() == Some("/dev/null");
                     }
@@ -493,9 +603,15 @@ pub fn judge(table: Option<&Table>, name: &str, c: &Command, note: &str) -> Subs
             format!("the word `{w}` matches the function's pattern `{p}`, so it runs `command {name}`"),
         );
     }
+    if c.stderr_kept {
+        j.unknown.push(format!(
+            "the text keeps the call's standard error (`2>&1`, `|&`, a file), and the substitute's diagnostics differ from {name}'s (red team round 10: `{name}: nope.txt: No such file or directory` against `{}: …`); whether the call prints one (a missing file) is known only at run time",
+            program.argv0
+        ));
+    }
     if let Some(v) = &c.locale {
         j.unknown.push(format!(
-            "the text sets `{v}`, and the table's rows are shown in a UTF-8 locale without it, so whether the substitute behaves as {name} there cannot be told"
+            "the text sets {v}, and the table's rows are shown in a UTF-8 locale without it, so whether the substitute behaves as {name} there cannot be told"
         ));
     }
     if let Some(i) = args.iter().position(Option::is_none) {
@@ -1224,6 +1340,15 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
                     Some(Directives::Shown) => j.when(table, "find", "printf-shown"),
                     None => {}
                 }
+            }
+            // Red team round 10 (real 2.1.332): `find t -iname 'é.log'` finds `t/É.log`, bfs
+            // does not fold letters beyond ASCII; whether such a name exists is known at run time.
+            if matches!(p.as_str(), "-iname" | "-ipath" | "-iwholename" | "-iregex")
+                && args.get(i).is_some_and(|a| !a.is_ascii())
+            {
+                j.unknown.push(format!(
+                    "`{p}` with a letter beyond ASCII: GNU find folds its case, the substitute does not, and whether a name differing only so exists is known only at run time"
+                ));
             }
             if p == "-maxdepth" && args.get(i).is_some_and(|d| d == "0") {
                 start_points_only = true;

@@ -137,10 +137,10 @@ fn certain(text: &str) -> Option<Unparsed> {
     // operator (`zshMathDiff`: the text it leaves before the closing `))`, `]` or `}` fails
     // `Rr`).
     let lit = literal_mask(text);
-    arithmetic_bodies(text, &lit)
-        .into_iter()
-        .find(|a| a.quote)
-        .map(|a| hit("arithmetic", a.at))
+    if let Some(i) = arithmetic_bodies(text, &lit).into_iter().find(|a| a.quote) {
+        return Some(hit("arithmetic", i.at));
+    }
+    backslash_heredoc_arithmetic(text, &lit).map(|i| hit("heredoc-backslash", i))
 }
 
 fn possible(text: &str) -> Option<Unparsed> {
@@ -211,7 +211,8 @@ fn literal_mask(text: &str) -> Vec<bool> {
                 mask[s..i.min(b.len())].iter_mut().for_each(|m| *m = true);
             }
             b'#' if !dq
-                && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(')) =>
+                && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'('))
+                && !after_redirection_target(text, i) =>
             {
                 let s = i;
                 while i < b.len() && b[i] != b'\n' {
@@ -223,6 +224,41 @@ fn literal_mask(text: &str) -> Vec<bool> {
         }
     }
     mask
+}
+
+/// Whether the `#` at `i` comes right after a redirection and its target on the same line
+/// (`> /dev/null # …`, `2>&1 # …`, `>f # …`): the harness's parser does not take that text for
+/// a comment when it looks for texts bash and zsh read differently (red team round 10, real
+/// 2.1.322 to 2.1.332: `argvprobe a > /dev/null # $(( 'x' ))` and `… > f # ${x y}` are refused,
+/// `argvprobe a # $(( 'x' ))`, `> f argvprobe a # $(( 'x' ))` and `… > f; # $(( 'x' ))` run).
+fn after_redirection_target(text: &str, i: usize) -> bool {
+    let line = text[..i].rsplit('\n').next().unwrap_or("");
+    if !line.ends_with([' ', '\t']) {
+        return false;
+    }
+    let ws: Vec<&str> = line.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
+    match ws.as_slice() {
+        [.., op, target] if redirection(op) == Some(true) => {
+            !target.ends_with([';', '&', '|']) && redirection(target).is_none()
+        }
+        [.., last] => {
+            redirection(last) == Some(false) && !last.ends_with([';', '|']) && !last.ends_with("&&")
+        }
+        [] => false,
+    }
+}
+
+/// Bodies of here-documents whose delimiter starts with a backslash (`<<\EOF`, `<<-\EOF`): the
+/// harness's parser (2.1.322 and later) reads `$((` or `$[` there as text the lexer did not take
+/// for arithmetic and refuses the command (red team round 10: `cat <<\E` … `$((1+2))` … `E` is
+/// refused by 2.1.322, 2.1.325, 2.1.331, 2.1.332 and run by 2.1.317; with `<<'E'`, `<<"E"`,
+/// `<<E\X` or an unquoted `<<E` it runs).
+fn backslash_heredoc_arithmetic(text: &str, lit: &[bool]) -> Option<usize> {
+    let mask = heredoc_mask(text, lit, |raw| raw.starts_with('\\'));
+    let b = text.as_bytes();
+    (0..b.len().saturating_sub(1)).find(|&i| {
+        mask[i] && b[i] == b'$' && (b[i + 1] == b'[' || (b[i + 1] == b'(' && b.get(i + 2) == Some(&b'(')))
+    })
 }
 
 /// Bytes inside double quotes or here-document bodies: the lexer reads a `((` there as string
@@ -288,6 +324,11 @@ fn string_mask(text: &str, lit: &[bool]) -> Vec<bool> {
 /// Bytes of the bodies of here-documents whose delimiter is quoted (`<<'EOF'`, `<<"EOF"`,
 /// `<<\EOF`): literal text to the parser.
 fn quoted_heredoc_mask(text: &str, lit: &[bool]) -> Vec<bool> {
+    heredoc_mask(text, lit, |raw| raw.contains(['\'', '"', '\\']))
+}
+
+/// Bytes of the bodies of here-documents whose delimiter as written (`raw`) passes `which`.
+fn heredoc_mask(text: &str, lit: &[bool], which: fn(&str) -> bool) -> Vec<bool> {
     let b = text.as_bytes();
     let mut mask = vec![false; b.len()];
     let (mut i, mut dq) = (0, false);
@@ -311,7 +352,7 @@ fn quoted_heredoc_mask(text: &str, lit: &[bool]) -> Vec<bool> {
                     .chars()
                     .take_while(|c| !matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' | '(' | ')'))
                     .collect();
-                let quoted = raw.contains(['\'', '"', '\\']);
+                let quoted = which(&raw);
                 let word: String = raw.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
                 if !word.is_empty() {
                     pending.push((word, quoted));
@@ -440,7 +481,66 @@ fn redirection(w: &str) -> Option<bool> {
 /// `keywordDesync`: a reserved word (or `NAME()`) right after assignments or redirections that
 /// stand where a command starts.
 fn keyword_after_prefix(text: &str) -> Option<usize> {
-    let ws = words(text);
+    keyword_after_prefix_in(text, words(text)).or_else(|| keyword_after_prefix_in(text, quoted_words(text)))
+}
+
+/// [`words`], with quoted text (`'…'`, `"…"`, `$'…'`, `$(…)`) and escaped characters kept inside
+/// the word: an assignment's value with a quoted blank, `;`, `|` or `(` is one word (red team
+/// round 10, real 2.1.332: `x="a b" done; argvprobe x`, `x='a;b' fi`, `x=$(echo a b) done`,
+/// `x=a\ b done`, `> "a b" done` are refused).
+fn quoted_words(text: &str) -> Vec<Word<'_>> {
+    let b = text.as_bytes();
+    let mut out: Vec<Word<'_>> = Vec::new();
+    let mut i = 0;
+    let mut start = true;
+    let sep = |c: u8| matches!(c, b';' | b'&' | b'|' | b'(' | b')' | b'\n' | b'`');
+    while i < b.len() {
+        if matches!(b[i], b' ' | b'\t') || sep(b[i]) || (b[i] == b'\\' && b.get(i + 1) == Some(&b'\n')) {
+            if sep(b[i]) {
+                start = true;
+            }
+            i += if b[i] == b'\\' { 2 } else { 1 };
+            continue;
+        }
+        let s = i;
+        let mut depth = 0usize;
+        while i < b.len() {
+            match b[i] {
+                b'\\' => i += 1,
+                b'\'' => {
+                    let ansi = i > 0 && b[i - 1] == b'$';
+                    i += 1;
+                    while i < b.len() && b[i] != b'\'' {
+                        i += if ansi && b[i] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                b'"' => {
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                b'(' if i > 0 && b[i - 1] == b'$' => depth += 1,
+                b')' if depth > 0 => depth -= 1,
+                c if depth == 0 && (matches!(c, b' ' | b'\t') || sep(c)) => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        let i_end = i.min(b.len());
+        i = i_end;
+        let Some(w) = text.get(s..i_end) else { break };
+        out.push(Word {
+            at: s,
+            text: w,
+            command_start: start,
+        });
+        start = false;
+    }
+    out
+}
+
+fn keyword_after_prefix_in(text: &str, ws: Vec<Word<'_>>) -> Option<usize> {
     let keyword_like = |w: &str| {
         KEYWORDS.iter().any(|k| {
             w.strip_prefix(k).is_some_and(|r| {
@@ -1657,5 +1757,68 @@ mod tests {
             assert_eq!(rule(text), None, "{}", &text[..20]);
         }
         assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
+    }
+
+    /// Red team round 10, each text run through the real 2.1.332 (`iec harness agree`): a
+    /// reserved word after an assignment whose value holds a quoted blank, `;`, `|`, `(` or an
+    /// escaped blank was "corresponds" (the blank-split words missed the prefix); the harness
+    /// refuses each.
+    #[test]
+    fn keyword_after_quoted_assignment_red_team_round10() {
+        judge(&[
+            ("x=\"a b\" done; argvprobe x", Some(false)),
+            ("x='a;b' fi; argvprobe x", Some(false)),
+            ("x=\"(\" then; argvprobe x", Some(false)),
+            ("x='|' esac; argvprobe x", Some(false)),
+            ("x=\"$(echo a b)\" done; argvprobe x", Some(false)),
+            ("x=$(echo a b) done; argvprobe x", Some(false)),
+            ("> \"a b\" done; argvprobe x", Some(false)),
+            ("x=$'a b' fi; argvprobe x", Some(false)),
+            ("x=a\\ b done; argvprobe x", Some(false)),
+            // Their neighbours that run.
+            ("x=\"a b\" argvprobe done", None),
+            ("echo \"a b\" done", None),
+        ]);
+    }
+
+    /// Red team round 10 (real 2.1.332): the text after a redirection and its target is not a
+    /// comment to the harness's flag scan (`argvprobe a > /dev/null # $(( 'x' ))` was
+    /// "corresponds", the harness refuses it); elsewhere it is.
+    #[test]
+    fn comment_after_redirection_red_team_round10() {
+        judge(&[
+            ("argvprobe a > /dev/null # $(( 'x' ))\nargvprobe b", Some(true)),
+            ("argvprobe a >f # $(( 'x' ))\nargvprobe b", Some(true)),
+            ("argvprobe a 2>&1 # $(( 'x' ))\nargvprobe b", Some(true)),
+            ("argvprobe a < /dev/null # $(( 'x' ))\nargvprobe b", Some(true)),
+            ("argvprobe a > f # ${x y}\nargvprobe b", Some(false)),
+            // They run.
+            ("argvprobe a # $(( 'x' ))\nargvprobe b", None),
+            ("argvprobe a > f; # $(( 'x' ))\nargvprobe b", None),
+            ("> f argvprobe a # $(( 'x' ))\nargvprobe b", None),
+            ("argvprobe a > /dev/null # don't care\nargvprobe b", None),
+            ("argvprobe a > f # $((1))\nargvprobe b", None),
+            ("argvprobe a > f # x=1 done\nargvprobe b", None),
+        ]);
+    }
+
+    /// Red team round 10 (real 2.1.322, 2.1.325, 2.1.331, 2.1.332 refuse; 2.1.317 runs): `$((`
+    /// or `$[` in the body of a here-document whose delimiter starts with a backslash was
+    /// "corresponds".
+    #[test]
+    fn backslash_heredoc_arithmetic_red_team_round10() {
+        let certain = Some(("heredoc-backslash", true));
+        assert_eq!(rule("cat <<\\E\n$((1+2))\nE\nargvprobe x"), certain);
+        assert_eq!(rule("cat <<\\E\n$[1]\nE\nargvprobe x"), certain);
+        assert_eq!(rule("cat <<-\\E\n\t$(( 'x' ))\n\tE\nargvprobe x"), certain);
+        judge(&[
+            ("cat <<\\E\n((x))\nE\nargvprobe x", None),
+            ("cat <<\\E\n$(echo hi)\nE\nargvprobe x", None),
+            ("cat <<E\n$((1+2))\nE\nargvprobe x", None),
+            ("cat <<'E'\n$((1+2))\nE\nargvprobe x", None),
+            ("cat <<\"E\"\n$(( 'x' ))\nE\nargvprobe x", None),
+            ("cat <<E\\X\n$(( 'x' ))\nEX\nargvprobe x", None),
+            ("cat <<\\E\nhi\nE\nargvprobe $((1+2))", None),
+        ]);
     }
 }
