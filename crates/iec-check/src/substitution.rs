@@ -175,13 +175,14 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
     let mut out: Vec<Command> = Vec::new();
     let mut inner = Vec::new();
     let locale = locale_set(tokens);
+    let kept = group_stderr_kept(tokens);
     let mut cur = Command {
         words: vec![],
         stdout_redirected: false,
         stdout_discarded: false,
         piped_to: None,
         rest: vec![],
-        stderr_kept: false,
+        stderr_kept: kept,
         locale: locale.clone(),
     };
     // After `for`/`select`/`case`, the words up to the next operator are not a command.
@@ -203,7 +204,7 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 stdout_discarded: false,
                 piped_to: None,
                 rest: vec![],
-                stderr_kept: false,
+                stderr_kept: kept,
                 locale: locale.clone(),
             },
         );
@@ -278,6 +279,42 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
     }
     finish(&mut cur, &mut out, &mut pipe_from, &mut pipeline, not_a_command);
     (out, inner)
+}
+
+/// Whether the text keeps the standard error of a group or of the shell itself (`{ …; } 2>&1`,
+/// `( … ) |& cat`, `done 2>FILE`, `exec 2>&1`): then every command's diagnostics may be read
+/// (red team round 10; a simple command's own redirections are read in [`commands`]).
+fn group_stderr_kept(tokens: &[Token]) -> bool {
+    let closes = |t: Option<&Token>| match t {
+        Some(Token::Reserved(r)) => matches!(r.as_str(), "}" | "done" | "fi" | "esac"),
+        Some(Token::Op(o)) => o == ")",
+        Some(Token::Raw(_)) => true,
+        _ => false,
+    };
+    let keeps = |k: usize| match (&tokens[k], tokens.get(k + 1)) {
+        (Token::Redirect(r), Some(Token::Word(w))) => {
+            (r.starts_with("2>") || r.starts_with("&>")) && literal(w).as_deref() != Some("/dev/null")
+        }
+        _ => false,
+    };
+    (0..tokens.len()).any(|k| {
+        let prev = k.checked_sub(1).and_then(|p| tokens.get(p));
+        match &tokens[k] {
+            Token::Op(o) if o == "|&" => closes(prev),
+            Token::Redirect(_) if keeps(k) => {
+                // After a group's closing word (and its other redirections), or on `exec`.
+                let mut j = k;
+                while j >= 2 && matches!(tokens[j - 2], Token::Redirect(_)) {
+                    j -= 2;
+                }
+                let before = j.checked_sub(1).and_then(|p| tokens.get(p));
+                closes(before)
+                    || matches!(before, Some(Token::Word(w)) if literal(w).as_deref() == Some("exec")
+                        && (j < 2 || !matches!(tokens[j - 2], Token::Word(_) | Token::Assign(..))))
+            }
+            _ => false,
+        }
+    })
 }
 
 /// The command texts of the command and process substitutions in a word.
@@ -760,6 +797,7 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         }
         let letter = match key {
             "invert-match" => Some('v'),
+            "ignore-case" => Some('i'),
             "only-matching" => Some('o'),
             "count" => Some('c'),
             "quiet" | "silent" => Some('q'),
@@ -878,6 +916,19 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         .any(|p| p.contains('\n') && p.split('\n').any(str::is_empty))
     {
         j.when(table, "grep", "newline-empty-pattern");
+    }
+    // Red team round 10 (real 2.1.191, 2.1.218, 2.1.332): with -F and -i the substitute folds
+    // only ASCII letters (`grep -c -F -i 'ÉTÉ'` counts no `Été` line, GNU grep counts it; without
+    // -F both fold); whether the input holds such a line is known only at run time.
+    if fixed && has('i') {
+        if let Some(p) = patterns
+            .iter()
+            .find(|p| p.chars().any(|c| !c.is_ascii() && c.is_alphabetic()))
+        {
+            j.unknown.push(format!(
+                "-F with -i and the letter beyond ASCII in `{p}`: the substitute does not fold its case, GNU grep does; whether the input holds it in another case is known only at run time"
+            ));
+        }
     }
     let patterns: Vec<&str> = patterns.iter().flat_map(|p| p.split('\n')).collect();
     let mut line_end = has('x');

@@ -140,7 +140,15 @@ fn certain(text: &str) -> Option<Unparsed> {
     if let Some(i) = arithmetic_bodies(text, &lit).into_iter().find(|a| a.quote) {
         return Some(hit("arithmetic", i.at));
     }
-    backslash_heredoc_arithmetic(text, &lit).map(|i| hit("heredoc-backslash", i))
+    // With another here-document in the text it may run (real 2.1.332: `cat <<A <<\B` with
+    // `$((1))` in B's body runs): left to `possible`.
+    let heredocs = text
+        .match_indices("<<")
+        .filter(|(k, _)| !text[k + 2..].starts_with('<') && !text[..*k].ends_with('<'))
+        .count();
+    backslash_heredoc_arithmetic(text, &lit)
+        .filter(|_| heredocs == 1)
+        .map(|i| hit("heredoc-backslash", i))
 }
 
 fn possible(text: &str) -> Option<Unparsed> {
@@ -169,6 +177,9 @@ fn possible(text: &str) -> Option<Unparsed> {
     }
     if let Some(i) = odd_shapes(text, &lit) {
         return hit("odd-shape", i);
+    }
+    if let Some(i) = backslash_heredoc_arithmetic(text, &lit) {
+        return hit("heredoc-backslash", i);
     }
     for (start, body) in backquoted(text) {
         if has_escapes(body) {
@@ -226,26 +237,66 @@ fn literal_mask(text: &str) -> Vec<bool> {
     mask
 }
 
-/// Whether the `#` at `i` comes right after a redirection and its target on the same line
-/// (`> /dev/null # …`, `2>&1 # …`, `>f # …`): the harness's parser does not take that text for
-/// a comment when it looks for texts bash and zsh read differently (red team round 10, real
-/// 2.1.322 to 2.1.332: `argvprobe a > /dev/null # $(( 'x' ))` and `… > f # ${x y}` are refused,
-/// `argvprobe a # $(( 'x' ))`, `> f argvprobe a # $(( 'x' ))` and `… > f; # $(( 'x' ))` run).
+/// Whether the `#` at `i` ends a simple command that has a redirection after its first word
+/// (`argvprobe a > /dev/null # …`, `… 2>&1 # …`, `… > f b # …`): the harness's parser does not
+/// take that text for a comment when it looks for texts bash and zsh read differently (red team
+/// round 10, real 2.1.322 to 2.1.332: `argvprobe a > /dev/null # $(( 'x' ))` and `… > f #
+/// ${x y}` are refused; `argvprobe a # $(( 'x' ))`, `> f argvprobe a # …`, `… > f; # …`,
+/// `… > f | cat # …`, `… <<< x # …` and `{ argvprobe a; } > f # …` run).
 fn after_redirection_target(text: &str, i: usize) -> bool {
     let line = text[..i].rsplit('\n').next().unwrap_or("");
     if !line.ends_with([' ', '\t']) {
         return false;
     }
-    let ws: Vec<&str> = line.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
-    match ws.as_slice() {
-        [.., op, target] if redirection(op) == Some(true) => {
-            !target.ends_with([';', '&', '|']) && redirection(target).is_none()
+    // The last simple command of the line: split at `;`, `|`, `&`, `(`, `)`, a backquote,
+    // outside quotes, keeping the `&` and `|` of `2>&1`, `&>`, `>|`.
+    let b = line.as_bytes();
+    let (mut from, mut q) = (0, 0u8);
+    for k in 0..b.len() {
+        let c = b[k];
+        if q != 0 {
+            if c == q {
+                q = 0;
+            }
+            continue;
         }
-        [.., last] => {
-            redirection(last) == Some(false) && !last.ends_with([';', '|']) && !last.ends_with("&&")
+        match c {
+            b'\'' | b'"' => q = c,
+            b';' | b'(' | b')' | b'`' => from = k + 1,
+            b'|' if k == 0 || b[k - 1] != b'>' => from = k + 1,
+            b'&' if (k == 0 || !matches!(b[k - 1], b'>' | b'<')) && b.get(k + 1) != Some(&b'>') => {
+                from = k + 1
+            }
+            _ => {}
         }
-        [] => false,
     }
+    let ws: Vec<&str> = line[from..]
+        .split([' ', '\t'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    // Skip the prefix: assignments and redirections (with their targets).
+    let mut k = 0;
+    while k < ws.len() {
+        if is_assignment(ws[k]) {
+            k += 1;
+        } else if let Some(whole) = redirection(ws[k]) {
+            k += if whole { 2 } else { 1 };
+        } else {
+            break;
+        }
+    }
+    if ws
+        .get(k)
+        .is_none_or(|w| matches!(*w, "}" | "done" | "fi" | "esac"))
+    {
+        return false;
+    }
+    ws[k + 1..].iter().any(|w| {
+        redirection(w).is_some()
+            && !w
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .starts_with("<<<")
+    })
 }
 
 /// Bodies of here-documents whose delimiter starts with a backslash (`<<\EOF`, `<<-\EOF`): the
@@ -481,14 +532,16 @@ fn redirection(w: &str) -> Option<bool> {
 /// `keywordDesync`: a reserved word (or `NAME()`) right after assignments or redirections that
 /// stand where a command starts.
 fn keyword_after_prefix(text: &str) -> Option<usize> {
-    keyword_after_prefix_in(text, words(text)).or_else(|| keyword_after_prefix_in(text, quoted_words(text)))
+    keyword_after_prefix_in(text, words(text))
+        .or_else(|| keyword_after_prefix_in(text, quoted_words(text, true)))
+        .or_else(|| keyword_after_prefix_in(text, quoted_words(text, false)))
 }
 
 /// [`words`], with quoted text (`'…'`, `"…"`, `$'…'`, `$(…)`) and escaped characters kept inside
 /// the word: an assignment's value with a quoted blank, `;`, `|` or `(` is one word (red team
 /// round 10, real 2.1.332: `x="a b" done; argvprobe x`, `x='a;b' fi`, `x=$(echo a b) done`,
 /// `x=a\ b done`, `> "a b" done` are refused).
-fn quoted_words(text: &str) -> Vec<Word<'_>> {
+fn quoted_words(text: &str, nest: bool) -> Vec<Word<'_>> {
     let b = text.as_bytes();
     let mut out: Vec<Word<'_>> = Vec::new();
     let mut i = 0;
@@ -520,7 +573,9 @@ fn quoted_words(text: &str) -> Vec<Word<'_>> {
                         i += if b[i] == b'\\' { 2 } else { 1 };
                     }
                 }
-                b'(' if i > 0 && b[i - 1] == b'$' => depth += 1,
+                // `$(…)` and an array's `=(…)` stay in the word (`nest`), or `$(` starts a
+                // command (`echo $(x="a b" done)` is refused too).
+                b'(' if nest && i > 0 && matches!(b[i - 1], b'$' | b'=') => depth += 1,
                 b')' if depth > 0 => depth -= 1,
                 c if depth == 0 && (matches!(c, b' ' | b'\t') || sep(c)) => break,
                 _ => {}
@@ -1775,6 +1830,8 @@ mod tests {
             ("> \"a b\" done; argvprobe x", Some(false)),
             ("x=$'a b' fi; argvprobe x", Some(false)),
             ("x=a\\ b done; argvprobe x", Some(false)),
+            ("x=(a b) done; argvprobe x", Some(false)),
+            ("echo $(x=\"a b\" done; argvprobe x)", Some(false)),
             // Their neighbours that run.
             ("x=\"a b\" argvprobe done", None),
             ("echo \"a b\" done", None),
@@ -1792,6 +1849,11 @@ mod tests {
             ("argvprobe a 2>&1 # $(( 'x' ))\nargvprobe b", Some(true)),
             ("argvprobe a < /dev/null # $(( 'x' ))\nargvprobe b", Some(true)),
             ("argvprobe a > f # ${x y}\nargvprobe b", Some(false)),
+            ("argvprobe a >> f # $(( 'x' ))\nargvprobe b", Some(true)),
+            ("argvprobe a >&2 # $(( 'x' ))\nargvprobe b", Some(true)),
+            ("argvprobe a > f\t# $(( 'x' ))\nargvprobe b", Some(true)),
+            ("argvprobe a > \"f g\" # $(( 'x' ))\nargvprobe b", Some(true)),
+            ("argvprobe a > f b # $(( 'x' ))\nargvprobe b", Some(true)),
             // They run.
             ("argvprobe a # $(( 'x' ))\nargvprobe b", None),
             ("argvprobe a > f; # $(( 'x' ))\nargvprobe b", None),
@@ -1799,6 +1861,10 @@ mod tests {
             ("argvprobe a > /dev/null # don't care\nargvprobe b", None),
             ("argvprobe a > f # $((1))\nargvprobe b", None),
             ("argvprobe a > f # x=1 done\nargvprobe b", None),
+            ("argvprobe a <<< x # $(( 'x' ))\nargvprobe b", None),
+            ("argvprobe a > f | cat # $(( 'x' ))\nargvprobe b", None),
+            ("argvprobe a > f & # $(( 'x' ))\nwait; argvprobe b", None),
+            ("{ argvprobe a; } > f # $(( 'x' ))\nargvprobe b", None),
         ]);
     }
 
@@ -1811,6 +1877,13 @@ mod tests {
         assert_eq!(rule("cat <<\\E\n$((1+2))\nE\nargvprobe x"), certain);
         assert_eq!(rule("cat <<\\E\n$[1]\nE\nargvprobe x"), certain);
         assert_eq!(rule("cat <<-\\E\n\t$(( 'x' ))\n\tE\nargvprobe x"), certain);
+        assert_eq!(rule("y=$(cat <<\\E\n$((1))\nE\n); argvprobe \"$y\""), certain);
+        assert_eq!(rule("cat <<\\E >/dev/null\n$[1]\nE\nargvprobe x"), certain);
+        // With a second here-document it ran (`cat <<A <<\B`): possible.
+        assert_eq!(
+            rule("cat <<A <<\\B\nx\nA\n$((1))\nB\nargvprobe x"),
+            Some(("heredoc-backslash", false))
+        );
         judge(&[
             ("cat <<\\E\n((x))\nE\nargvprobe x", None),
             ("cat <<\\E\n$(echo hi)\nE\nargvprobe x", None),
