@@ -187,6 +187,11 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
     };
     // After `for`/`select`/`case`, the words up to the next operator are not a command.
     let mut not_a_command = false;
+    // Right after the reserved word `time`.
+    let mut after_time = false;
+    // Right after the reserved word `coproc`, before its name.
+    let mut after_coproc = false;
+    let mut after_coproc_name = false;
     let mut pipe_from: Option<usize> = None;
     // The commands of the pipeline being read, before the current one.
     let mut pipeline: Vec<usize> = Vec::new();
@@ -240,8 +245,13 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 }
             }
             Token::Reserved(r) => {
+                // `coproc grep …` runs `grep` (red team round 10: the real 2.1.332 ran the
+                // substitute for `coproc grep -rn TODO d >out`, judged "corresponds" before);
+                // bash prints it as `coproc COPROC grep …`, the name skipped below.
+                after_time = r == "time";
+                after_coproc = r == "coproc";
                 if cur.words.is_empty() {
-                    if matches!(r.as_str(), "for" | "select" | "case" | "function" | "coproc") {
+                    if matches!(r.as_str(), "for" | "select" | "case" | "function") {
                         not_a_command = true;
                     }
                 } else {
@@ -269,7 +279,26 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 }
             }
             Token::Assign(_, v) => inner.extend(substitutions_in(v)),
+            // `time -p` (and `--`): options of the reserved word, not the command name (red team
+            // round 10: `time -p grep -rn TODO d` ran the substitute and was "corresponds").
+            Token::Word(w)
+                if after_time
+                    && cur.words.is_empty()
+                    && matches!(literal(w).as_deref(), Some("-p" | "--")) => {}
+            // bash prints a coprocess with its name (`coproc COPROC grep -r x .`): not a command.
+            Token::Word(_) if after_coproc && cur.words.is_empty() => {
+                after_coproc = false;
+                after_coproc_name = true;
+            }
+            // … and its `{` is read as a word there (`coproc COPROC { grep …; }`).
+            Token::Word(w)
+                if after_coproc_name && cur.words.is_empty() && literal(w).as_deref() == Some("{") =>
+            {
+                after_coproc_name = false;
+            }
             Token::Word(w) => {
+                after_time = false;
+                after_coproc_name = false;
                 inner.extend(substitutions_in(w));
                 cur.words.push(w.clone());
             }

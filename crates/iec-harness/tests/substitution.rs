@@ -473,7 +473,8 @@ fn rg_function_only_without_rg_on_path_red_team_round8() {
 
 /// Red team round 10: a locale variable set otherwise than by `NAME=value`, diagnostics the
 /// text keeps (`2>&1`, `|&`, a group's or `exec`'s redirection), `find -iname` and `grep -F -i`
-/// with a letter beyond ASCII. Each was "corresponds" and ran otherwise through the real 2.1.332
+/// with a letter beyond ASCII; and `time -p`, `coproc` calls of the function (were
+/// "corresponds", now "diverges" by the recursive row). Each was "corresponds" and ran otherwise through the real 2.1.332
 /// than with `bash -c`; the observed verdict is pinned and `iec check` must now say `unknown`
 /// (whether the run differs depends on the locale set at run time, a missing file, a name or
 /// line in another case). The neighbours that run alike stay "corresponds". Check-side rows:
@@ -486,7 +487,8 @@ fn locale_diagnostics_and_case_folding_red_team_round10() {
     }
     const FIXTURE: &str = "rm -rf fx && mkdir -p fx/tree && cd fx && \
                            printf 'TODO a\\nx\\n\\xc3\\x89t\\xc3\\xa9\\n' > f.txt && \
-                           touch tree/É.log tree/ab.log && ";
+                           touch tree/É.log tree/ab.log && mkdir d && printf 'TODO\\n' > d/a.txt && \
+                           printf 'TODO\\n' > d/ign.log && printf '*.log\\n' > d/.gitignore && ";
     // (id, command, observed verdict, predicted verdict)
     let cases: &[(&str, &str, &str, &str)] = &[
         (
@@ -573,7 +575,32 @@ fn locale_diagnostics_and_case_folding_red_team_round10() {
             "diverges",
             "unknown",
         ),
+        // `time -p` and `coproc` run the function (were "corresponds").
+        (
+            "time-p",
+            "{ time -p grep -rn TODO d | sort; } 2>/dev/null",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "coproc",
+            "coproc grep -rn TODO d >out; wait; sort out",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "coproc-group",
+            "coproc { grep -rn TODO d; } >out; wait; sort out",
+            "diverges",
+            "diverges",
+        ),
         // The neighbours.
+        (
+            "coproc-one-input",
+            "coproc grep -c TODO d/a.txt >out; wait; cat out",
+            "corresponds",
+            "corresponds",
+        ),
         (
             "ignore-case-beyond-ascii",
             "grep -c -i 'été' f.txt",
