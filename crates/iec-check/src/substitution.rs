@@ -302,7 +302,8 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 inner.extend(substitutions_in(w));
                 cur.words.push(w.clone());
             }
-            Token::Raw(_) => {}
+            // `[[ … ]]` and `(( … ))`: their command substitutions run too (red team round 10).
+            Token::Raw(r) => inner.extend(nested_substitutions(r, true)),
         }
         i += 1;
     }
@@ -349,25 +350,94 @@ fn group_stderr_kept(tokens: &[Token]) -> bool {
 /// The command texts of the command and process substitutions in a word.
 fn substitutions_in(word: &[Seg]) -> Vec<String> {
     word.iter()
-        .filter_map(|s| match s {
-            Seg::Dyn(d, _) => {
-                if d.starts_with("$((") {
-                    None
-                } else if let Some(rest) = d
-                    .strip_prefix("$(")
-                    .or(d.strip_prefix("<("))
-                    .or(d.strip_prefix(">("))
-                {
-                    rest.strip_suffix(')').map(str::to_string)
-                } else {
-                    d.strip_prefix('`')
-                        .and_then(|r| r.strip_suffix('`'))
-                        .map(str::to_string)
-                }
+        .flat_map(|s| match s {
+            // Red team round 10 (real 2.1.332 and 2.1.218): the command substitutions inside an
+            // arithmetic expansion or a `${…}` run too (`$(( $(grep -rn x d | wc -l) ))`,
+            // ``${y:-`grep -rn x d`}``); they were not read.
+            Seg::Dyn(d, quoted) if d.starts_with("$((") || d.starts_with("${") => {
+                nested_substitutions(d, !quoted)
             }
-            Seg::Lit(_) => None,
+            _ => substitution_body(s).into_iter().collect(),
         })
         .collect()
+}
+
+/// The command and backquote substitutions anywhere in `s` (bash's printed text of a `[[ … ]]`,
+/// `(( … ))`, `$((…))` or `${…}`), outermost first; single quotes hide them when
+/// `single_quotes` (they are literal characters inside double quotes).
+fn nested_substitutions(s: &str, single_quotes: bool) -> Vec<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'\'' if single_quotes => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'$' if b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') => {
+                let (mut depth, mut j, mut q) = (1usize, i + 2, 0u8);
+                while j < b.len() {
+                    match (q, b[j]) {
+                        (_, b'\\') => j += 1,
+                        (0, b'\'' | b'"') => q = b[j],
+                        (0, b'(') => depth += 1,
+                        (0, b')') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        (c, x) if c != 0 && c == x => q = 0,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if let Some(body) = s.get(i + 2..j.min(b.len())) {
+                    out.push(body.to_string());
+                }
+                i = j + 1;
+            }
+            b'`' => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != b'`' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(body) = s.get(i + 1..j.min(b.len())) {
+                    out.push(body.to_string());
+                }
+                i = j + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The command text of one segment that is a command, process or backquote substitution.
+fn substitution_body(s: &Seg) -> Option<String> {
+    match s {
+        Seg::Dyn(d, _) => {
+            if d.starts_with("$((") {
+                None
+            } else if let Some(rest) = d
+                .strip_prefix("$(")
+                .or(d.strip_prefix("<("))
+                .or(d.strip_prefix(">("))
+            {
+                rest.strip_suffix(')').map(str::to_string)
+            } else {
+                d.strip_prefix('`')
+                    .and_then(|r| r.strip_suffix('`'))
+                    .map(str::to_string)
+            }
+        }
+        Seg::Lit(_) => None,
+    }
 }
 
 /// The program a command calls by name (a function is found only under its plain name:
@@ -416,19 +486,47 @@ pub fn eval_text(c: &Command) -> Option<Result<String, String>> {
     Some(Ok(parts.join(" ")))
 }
 
+/// The action of a `trap ACTION SIGNAL…`: a text the same shell runs later, snapshot functions
+/// defined (red team round 10, real 2.1.332 and 2.1.218: `trap 'grep -rn TODO d' EXIT` ran the
+/// substitute and was "corresponds"). `Err` with the word when the action is known only at run
+/// time; `None` for other commands, `trap -p`, `trap -l`, `trap - SIG` and `trap SIG`.
+pub fn trap_text(c: &Command) -> Option<Result<String, String>> {
+    let w = after_prefixes(c);
+    if w.first().and_then(|f| literal(f)).as_deref() != Some("trap") {
+        return None;
+    }
+    let mut args = &w[1..];
+    if args.first().and_then(|a| literal(a)).as_deref() == Some("--") {
+        args = &args[1..];
+    }
+    if args.len() < 2 {
+        return None;
+    }
+    match literal(&args[0]) {
+        Some(v) if v == "-" || (v.starts_with('-') && v.len() > 1) => None,
+        Some(v) => Some(Ok(v)),
+        None => Some(Err(shown(&args[0]))),
+    }
+}
+
 /// The report of an `eval` whose text is known only at run time, when the launch shadows
 /// programs: the text may call one of them.
 pub fn dynamic_eval(c: &Command, word: &str, shadowed: &[String]) -> Substitution {
     let words: Vec<String> = c.words.iter().map(|w| shown(w)).collect();
+    // `eval`, or `trap` (its action).
+    let named = match after_prefixes(c).first().and_then(|f| literal(f)) {
+        Some(n) if n == "trap" => n,
+        _ => "eval".to_string(),
+    };
     Substitution {
-        named: "eval".into(),
+        named: named.clone(),
         runs: format!("a text known only at run time, in the shell where the snapshot defines {}", names(shadowed)),
         words,
         behaviour: "unknown".into(),
         rows: vec![],
         caveats: vec![],
         detail: format!(
-            "`eval` runs a text holding `{word}`, known only at run time: if it calls {}, the snapshot's function \
+            "`{named}` runs a text holding `{word}`, known only at run time: if it calls {}, the snapshot's function \
              runs instead of the program",
             names(shadowed)
         ),

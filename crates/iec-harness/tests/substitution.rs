@@ -473,8 +473,9 @@ fn rg_function_only_without_rg_on_path_red_team_round8() {
 
 /// Red team round 10: a locale variable set otherwise than by `NAME=value`, diagnostics the
 /// text keeps (`2>&1`, `|&`, a group's or `exec`'s redirection), `find -iname` and `grep -F -i`
-/// with a letter beyond ASCII; and `time -p`, `coproc` calls of the function (were
-/// "corresponds", now "diverges" by the recursive row). Each was "corresponds" and ran otherwise through the real 2.1.332
+/// with a letter beyond ASCII; and `time -p`, `coproc` calls of the function, command
+/// substitutions inside `[[ ]]`, `(( ))`, `$(( ))` and a trap's action (were "corresponds", now
+/// "diverges" by the recursive row). Each was "corresponds" and ran otherwise through the real 2.1.332
 /// than with `bash -c`; the observed verdict is pinned and `iec check` must now say `unknown`
 /// (whether the run differs depends on the locale set at run time, a missing file, a name or
 /// line in another case). The neighbours that run alike stay "corresponds". Check-side rows:
@@ -591,6 +592,32 @@ fn locale_diagnostics_and_case_folding_red_team_round10() {
         (
             "coproc-group",
             "coproc { grep -rn TODO d; } >out; wait; sort out",
+            "diverges",
+            "diverges",
+        ),
+        // Command substitutions inside `[[ ]]`, `(( ))`, `$(( ))`, and a trap's action (were
+        // "corresponds").
+        (
+            "cond-substitution",
+            "[[ $(grep -rn TODO d | sort) == *ign* ]] && echo found || echo not",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "arith-command-substitution",
+            "(( $(grep -rn TODO d | wc -l) > 1 )) && echo two || echo one",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "arith-expansion-substitution",
+            "echo $(( $(grep -rn TODO d | wc -l) + 0 ))",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "trap-action",
+            "trap 'grep -rn TODO d | sort' EXIT; echo start",
             "diverges",
             "diverges",
         ),

@@ -46,7 +46,8 @@ pub(crate) fn hop(
                 for c in &commands {
                     // `eval`'s arguments are a text the same shell runs, snapshot functions
                     // defined (a real 2.1.332 run: `eval grep -r TODO d` runs ugrep).
-                    match substitution::eval_text(c) {
+                    // So is a `trap`'s action (red team round 10).
+                    match substitution::eval_text(c).or_else(|| substitution::trap_text(c)) {
                         Some(Ok(t)) if depth < MAX_DEPTH => texts.push((t, depth + 1)),
                         Some(Err(word)) => found.push(substitution::dynamic_eval(c, &word, &snap.shadowed)),
                         _ => {}
