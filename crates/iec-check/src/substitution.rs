@@ -169,6 +169,14 @@ fn locale_named_otherwise(tokens: &[Token]) -> Option<String> {
     None
 }
 
+/// What a text passes on to the texts it runs (its command substitutions, `eval`s and trap
+/// actions): a locale variable it sets ([`locale_set`]) and whether it keeps the standard error of
+/// a group or of the shell ([`group_stderr_kept`]). Red team round 10: `export LC_ALL=C; x=$(grep
+/// -c -i 'été' f.txt)` and `exec 2>&1; echo $(grep -c x nope.txt)` were "corresponds".
+pub fn context(tokens: &[Token]) -> (Option<String>, bool) {
+    (locale_set(tokens), group_stderr_kept(tokens))
+}
+
 /// The simple commands of an action (not looking into command substitutions), and the
 /// command substitutions' texts found in their words.
 pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {

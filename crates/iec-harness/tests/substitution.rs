@@ -621,6 +621,25 @@ fn locale_diagnostics_and_case_folding_red_team_round10() {
             "diverges",
             "diverges",
         ),
+        // What a text sets reaches its command substitutions and evals (were "corresponds").
+        (
+            "locale-into-substitution",
+            "export LC_ALL=C; x=$(grep -c -i 'été' f.txt); echo $x",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "locale-into-eval",
+            "export LC_ALL=C; eval \"grep -c -i 'été' f.txt\"",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "exec-stderr-into-substitution",
+            "exec 2>&1; echo $(grep -c x nope.txt)",
+            "diverges",
+            "unknown",
+        ),
         // The neighbours.
         (
             "coproc-one-input",
