@@ -517,13 +517,45 @@ pub fn trap_text(c: &Command) -> Option<Result<String, String>> {
     }
 }
 
+/// The word of a `.`/`source` that reads a text made at run time: a process substitution
+/// (`source <(echo …)`), standard input or a descriptor (`. /dev/stdin <<< '…'`, `/dev/fd/3`,
+/// `/proc/self/fd/0`). Red team round 10 (real 2.1.332 and 2.1.218): `. /dev/stdin <<< 'grep -rn
+/// TODO d'` ran the substitute and was "corresponds". Other sourced files are not looked into
+/// (docs/limits.md).
+pub fn sourced_stream(c: &Command) -> Option<String> {
+    let w = after_prefixes(c);
+    if !matches!(
+        w.first().and_then(|f| literal(f)).as_deref(),
+        Some("." | "source")
+    ) {
+        return None;
+    }
+    let mut args = &w[1..];
+    if args.first().and_then(|a| literal(a)).as_deref() == Some("--") {
+        args = &args[1..];
+    }
+    let file = args.first()?;
+    let stream = match literal(file) {
+        Some(f) => {
+            f == "/dev/stdin"
+                || f.starts_with("/dev/fd/")
+                || f.starts_with("/proc/self/fd/")
+                || f.starts_with("/dev/tcp/")
+        }
+        None => file
+            .iter()
+            .any(|s| matches!(s, Seg::Dyn(d, _) if d.starts_with("<("))),
+    };
+    stream.then(|| shown(file))
+}
+
 /// The report of an `eval` whose text is known only at run time, when the launch shadows
 /// programs: the text may call one of them.
 pub fn dynamic_eval(c: &Command, word: &str, shadowed: &[String]) -> Substitution {
     let words: Vec<String> = c.words.iter().map(|w| shown(w)).collect();
     // `eval`, or `trap` (its action).
     let named = match after_prefixes(c).first().and_then(|f| literal(f)) {
-        Some(n) if n == "trap" => n,
+        Some(n) if matches!(n.as_str(), "trap" | "." | "source") => n,
         _ => "eval".to_string(),
     };
     Substitution {

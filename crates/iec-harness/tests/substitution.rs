@@ -640,6 +640,18 @@ fn locale_diagnostics_and_case_folding_red_team_round10() {
             "diverges",
             "unknown",
         ),
+        (
+            "source-stdin",
+            ". /dev/stdin <<< 'grep -rn TODO d | sort'",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "source-process-substitution",
+            "source <(echo 'grep -rn TODO d | sort')",
+            "diverges",
+            "unknown",
+        ),
         // The neighbours.
         (
             "coproc-one-input",

@@ -585,10 +585,14 @@ fn quoted_words(text: &str, nest: bool) -> Vec<Word<'_>> {
         let i_end = i.min(b.len());
         i = i_end;
         let Some(w) = text.get(s..i_end) else { break };
+        // After a reserved word, `{`, `}` or `!` a command starts (`! x="a b" done` is refused).
+        let after_keyword = out.last().is_some_and(|p| {
+            p.command_start && (KEYWORDS.contains(&p.text) || matches!(p.text, "{" | "}" | "!"))
+        });
         out.push(Word {
             at: s,
             text: w,
-            command_start: start,
+            command_start: start || after_keyword,
         });
         start = false;
     }
@@ -1831,6 +1835,7 @@ mod tests {
             ("x=$'a b' fi; argvprobe x", Some(false)),
             ("x=a\\ b done; argvprobe x", Some(false)),
             ("x=(a b) done; argvprobe x", Some(false)),
+            ("! x=\"a b\" done; argvprobe x", Some(false)),
             ("echo $(x=\"a b\" done; argvprobe x)", Some(false)),
             // Their neighbours that run.
             ("x=\"a b\" argvprobe done", None),

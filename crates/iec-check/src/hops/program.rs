@@ -61,6 +61,9 @@ pub(crate) fn hop(
                         Some(Err(word)) => found.push(substitution::dynamic_eval(c, &word, &snap.shadowed)),
                         _ => {}
                     }
+                    if let Some(word) = substitution::sourced_stream(c) {
+                        found.push(substitution::dynamic_eval(c, &word, &snap.shadowed));
+                    }
                     if let Some(s) = substitution::lookup(c, &snap.shadowed) {
                         found.push(s);
                     }
