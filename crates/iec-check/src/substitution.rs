@@ -1520,12 +1520,18 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
         j.option(table, "find", &args[i], &args[i]);
         i += 1;
     }
+    let first_start = i;
     while i < args.len()
         && !(args[i].starts_with('-') && args[i].len() > 1)
         && !matches!(args[i].as_str(), "(" | "!" | ")")
     {
         i += 1;
     }
+    // A starting point that is `/` or ends in two or more slashes: `%f` and `%h` print it
+    // otherwise (red team round 10).
+    let slashed_start = args[first_start..i]
+        .iter()
+        .any(|s| s.ends_with("//") || (!s.is_empty() && s.bytes().all(|b| b == b'/')));
     let mut output = false;
     let mut action = false;
     // `-maxdepth 0`: only the starting points, visited in the order named by both programs.
@@ -1547,6 +1553,9 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
         } else if program.primaries_with_arg.contains(&p) {
             if p == "-printf" {
                 ends.push(args.get(i).and_then(|f| printf_end(f)));
+                if slashed_start && args.get(i).is_some_and(|f| printf_names_start(f)) {
+                    j.when(table, "find", "printf-slash-start");
+                }
                 match args.get(i).map(|f| printf_directives(f)) {
                     Some(Directives::Unsupported(d)) => {
                         j.when(table, "find", "printf-unsupported");
@@ -1689,6 +1698,28 @@ fn printf_directives(format: &str) -> Directives {
         }
     }
     Directives::Shown
+}
+
+/// Whether a `-printf` format holds `%f` or `%h` (with any flags or width).
+fn printf_names_start(format: &str) -> bool {
+    let c: Vec<char> = format.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '%' {
+            i += 1;
+            while i < c.len() && (matches!(c[i], '-' | '0' | '.' | '#' | ' ' | '+') || c[i].is_ascii_digit())
+            {
+                i += 1;
+            }
+            if matches!(c.get(i), Some('f' | 'h')) {
+                return true;
+            }
+        } else if c[i] == '\\' {
+            i += 1;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// How a `-printf` format's output ends: the escape it ends with (`\n`, `\0`), `None` without
