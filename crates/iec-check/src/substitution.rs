@@ -1848,7 +1848,26 @@ fn order_insensitive(rest: &[Vec<Vec<Seg>>], ends: &[Option<char>]) -> bool {
         None => return false,
     };
     let mut letters = String::new();
+    // `sort` keys (`-k2`, `-t/ -k2,2`): without -s and -u, lines with equal keys are compared
+    // whole, so the output does not depend on the input's order (red team round 10: `find … |
+    // sort -t/ -k2` printed alike and was a false "diverges").
+    let mut keyed = false;
+    let mut takes_value = false;
     for o in options {
+        if std::mem::take(&mut takes_value) {
+            continue;
+        }
+        if name == "sort" {
+            if let Some(v) = o.strip_prefix("-k").or(o.strip_prefix("-t")) {
+                keyed = true;
+                takes_value = v.is_empty();
+                continue;
+            }
+            if o.starts_with("--key=") || o.starts_with("--field-separator=") {
+                keyed = true;
+                continue;
+            }
+        }
         match o.as_str() {
             "--reverse" => letters.push('r'),
             "--unique" => letters.push('u'),
@@ -1869,6 +1888,11 @@ fn order_insensitive(rest: &[Vec<Vec<Seg>>], ends: &[Option<char>]) -> bool {
                 && !letters.is_empty()
                 && ends.iter().all(Option::is_some)
                 || letters.chars().all(|l| matches!(l, 'l' | 'c' | 'w')) && terminated('\n')
+        }
+        "sort" if keyed => {
+            !takes_value
+                && letters.chars().all(|l| matches!(l, 'r' | 'z' | 'n' | 'f'))
+                && terminated(if zero { '\0' } else { '\n' })
         }
         "sort" => {
             (letters.chars().all(|l| matches!(l, 'r' | 'u' | 'z'))
