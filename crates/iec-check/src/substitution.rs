@@ -1542,13 +1542,23 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
     while i < args.len() {
         let p = args[i].clone();
         i += 1;
+        // `-exec rm {} +`, `-exec rm -f {} \;`: it prints nothing and removes the same files in
+        // any order (red team round 10: a false "diverges" on a common call; row find-delete).
+        let mut removes = false;
         if matches!(p.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
             let start = i;
             while i < args.len() && args[i] != ";" && args[i] != "+" {
                 i += 1;
             }
             let batched = args.get(i).is_some_and(|a| a == "+");
-            ends.push(exec_end(&args[start..i.min(args.len())], batched));
+            let words = &args[start..i.min(args.len())];
+            removes = matches!(p.as_str(), "-exec" | "-execdir")
+                && words.first().is_some_and(|w| w == "rm")
+                && words[1..].iter().all(|w| w == "-f" || w == "{}")
+                && words[1..].iter().filter(|w| *w == "{}").count() == 1;
+            if !removes {
+                ends.push(exec_end(words, batched));
+            }
             i += 1;
         } else if program.primaries_with_arg.contains(&p) {
             if p == "-printf" {
@@ -1603,10 +1613,11 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
                 | "-execdir"
                 | "-ok"
                 | "-okdir"
-        ) {
+        ) && !removes
+        {
             output = true;
         }
-        if matches!(p.as_str(), "-delete" | "-quit") {
+        if matches!(p.as_str(), "-delete" | "-quit") || removes {
             action = true;
         }
         j.option(table, "find", &p, &p);
