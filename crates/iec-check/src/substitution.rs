@@ -918,6 +918,8 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     let mut zero_context = false;
     // --binary-files=text or =without-match: both programs then read binary files alike.
     let mut binary_files = false;
+    // The context options in the order given, with their values.
+    let mut contexts: Vec<(char, String)> = Vec::new();
     let mut i = 0;
     let mut options_done = false;
     let mut option = |j: &mut Judgement, shown: &str, key: &str, value: Option<&str>| {
@@ -937,7 +939,15 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         }
         match key {
             "m" | "max-count" => zero_max |= zero,
-            "A" | "B" | "C" | "after-context" | "before-context" | "context" => zero_context |= zero,
+            "A" | "B" | "C" | "after-context" | "before-context" | "context" => {
+                zero_context |= zero;
+                let which = match key {
+                    "A" | "after-context" => 'A',
+                    "B" | "before-context" => 'B',
+                    _ => 'C',
+                };
+                contexts.push((which, value.unwrap_or("").to_string()));
+            }
             _ => {}
         }
         // A count that is not a plain decimal of at most nine digits: the two programs refuse
@@ -1075,6 +1085,15 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     }
     if zero_context {
         j.when(table, "grep", "context-zero");
+    }
+    // Red team round 10 (real 2.1.332): `-A 1 -C 2`: GNU grep keeps the -A or -B given, the
+    // substitute takes the later -C for both.
+    if contexts
+        .iter()
+        .enumerate()
+        .any(|(k, (w, v))| *w != 'C' && contexts[k + 1..].iter().any(|(c, cv)| *c == 'C' && cv != v))
+    {
+        j.when(table, "grep", "context-override");
     }
     // A newline separates patterns; an empty one it leaves (`$'foo\n'`) selects every line in
     // GNU grep, not in the substitute (red team round 4).
