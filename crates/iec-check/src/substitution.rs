@@ -1074,6 +1074,18 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     if has('m') && has('c') && has('v') {
         j.when(table, "grep", "max-count-invert-count");
     }
+    // Red team round 10 (real 2.1.332): -c with -o counts matches in the substitute, lines in
+    // GNU grep (`TODO a TODO` counts 2 against 1); with -m the limit was not shown.
+    if has('c') && has('o') && !has('v') {
+        if has('m') {
+            j.unknown.push(
+                "-c with -o and -m: the substitute counts matches, GNU grep lines, and no row shows how -m bounds either"
+                    .into(),
+            );
+        } else {
+            j.when(table, "grep", "count-only-matching");
+        }
+    }
     if has('v') && has('c') && patterns.iter().any(|p| p.is_empty()) {
         j.when(table, "grep", "invert-count-empty");
     }
