@@ -82,7 +82,8 @@ fn locale_set(tokens: &[Token]) -> Option<String> {
 /// export $v=C`, `export LC_{ALL,X}=C`, then `export LC_ALL; grep -i 'été'` matched `Été` under
 /// the substitute only): a mention of a locale variable's name (`LC_…`, `LANG…`,
 /// `POSIXLY_CORRECT`, `GREP_OPTIONS`) in a word, a value or an expansion that is not a plain
-/// read of it (`$LANG`, `${LC_ALL}`), outside the arguments of a `grep`, `find` or `rg` call;
+/// read of it (`$LANG`, `${LC_ALL}`), in an assignment's value or in an operand of a builtin that
+/// sets variables or runs text (`echo "LANG"` and `grep LANG` set nothing);
 /// or a variable named only at run time given to a builtin that sets or exports variables
 /// (`export "$v=C"`, `read "$v"`, `printf -v "$v"`). Returns what is shown in the reason.
 fn locale_named_otherwise(tokens: &[Token]) -> Option<String> {
@@ -114,12 +115,23 @@ fn locale_named_otherwise(tokens: &[Token]) -> Option<String> {
         "mapfile",
         "readarray",
         "unset",
+        "for",
+        "eval",
+        "trap",
+        "source",
+        ".",
     ];
     let mut name: Option<String> = None;
     let mut first = true;
     let mut after_redirect = false;
     for t in tokens {
         match t {
+            Token::Reserved(r) if matches!(r.as_str(), "for" | "select") => {
+                // The loop variable (`for LC_ALL in C`).
+                name = Some("for".into());
+                first = false;
+                after_redirect = false;
+            }
             Token::Op(_) | Token::Reserved(_) => {
                 name = None;
                 first = true;
@@ -146,11 +158,14 @@ fn locale_named_otherwise(tokens: &[Token]) -> Option<String> {
                     }
                     continue;
                 }
-                let searched = matches!(name.as_deref(), Some("grep" | "egrep" | "fgrep" | "find" | "rg"));
+                // Only where a word may name a variable to set: an operand of a builtin that
+                // sets variables or runs text, or an expansion that may assign (`echo LANG` and
+                // `grep LANG` set nothing).
+                let setter = name.as_deref().is_some_and(|n| SETTERS.contains(&n));
                 let dynamic_mention = w
                     .iter()
                     .any(|s| matches!(s, Seg::Dyn(d, _) if mentions(d) && !plain_read(d)));
-                if dynamic_mention || (!searched && seg_mentions(w)) {
+                if dynamic_mention || (setter && seg_mentions(w)) {
                     return Some(format!("what may be a locale variable (`{}`)", shown(w)));
                 }
                 // A variable named only at run time given to a builtin that sets variables.
