@@ -28,6 +28,9 @@ pub struct Command {
     pub piped_to: Option<Vec<Vec<Seg>>>,
     /// The words of every later command of its pipeline, in order (`piped_to` first).
     pub rest: Vec<Vec<Vec<Seg>>>,
+    /// Its standard error is kept where the text reads it: `2>&1`, `2>FILE`, `&>FILE` (not
+    /// `/dev/null`) or `|&` (red team round 10: the substitute's diagnostics differ).
+    pub stderr_kept: bool,
     /// A variable of [`LOCALE_VARIABLES`] the text assigns anywhere (a prefix assignment, a
     /// plain one, or a word such as `LC_ALL=C` after `export` or `env`).
     pub locale: Option<String>,
@@ -46,7 +49,8 @@ pub const LOCALE_VARIABLES: &[&str] = &[
     "GREP_OPTIONS",
 ];
 
-/// The first variable of [`LOCALE_VARIABLES`] that `tokens` assign.
+/// The first variable of [`LOCALE_VARIABLES`] that `tokens` assign (in backquotes), or what
+/// else may set one ([`locale_named_otherwise`]).
 fn locale_set(tokens: &[Token]) -> Option<String> {
     let named = |w: &str| {
         LOCALE_VARIABLES
@@ -55,18 +59,137 @@ fn locale_set(tokens: &[Token]) -> Option<String> {
                 w.strip_prefix(**v)
                     .is_some_and(|r| r.starts_with('=') || r.starts_with("+="))
             })
-            .map(|v| v.to_string())
+            .map(|v| format!("`{v}`"))
     };
     let assigned = assignments(tokens)
         .into_iter()
         .map(|(n, _)| n)
-        .find(|n| LOCALE_VARIABLES.contains(&n.as_str()));
-    assigned.or_else(|| {
-        tokens.iter().find_map(|t| match t {
-            Token::Word(w) => named(&shown(w)),
-            _ => None,
+        .find(|n| LOCALE_VARIABLES.contains(&n.as_str()))
+        .map(|n| format!("`{n}`"));
+    assigned
+        .or_else(|| {
+            tokens.iter().find_map(|t| match t {
+                Token::Word(w) => named(&shown(w)),
+                _ => None,
+            })
         })
-    })
+        .or_else(|| locale_named_otherwise(tokens))
+}
+
+/// Where a text may set a variable of [`LOCALE_VARIABLES`] other than by an assignment or a
+/// `NAME=value` word (red team round 10, each run through the real 2.1.332: `printf -v LC_ALL
+/// C`, `read LC_ALL`, `for LC_ALL in C`, `: ${LC_ALL:=C}`, `declare -n r=LC_ALL`, `v=LC_ALL;
+/// export $v=C`, `export LC_{ALL,X}=C`, then `export LC_ALL; grep -i 'été'` matched `Été` under
+/// the substitute only): a mention of a locale variable's name (`LC_…`, `LANG…`,
+/// `POSIXLY_CORRECT`, `GREP_OPTIONS`) in a word, a value or an expansion that is not a plain
+/// read of it (`$LANG`, `${LC_ALL}`), in an assignment's value or in an operand of a builtin that
+/// sets variables or runs text (`echo "LANG"` and `grep LANG` set nothing);
+/// or a variable named only at run time given to a builtin that sets or exports variables
+/// (`export "$v=C"`, `read "$v"`, `printf -v "$v"`). Returns what is shown in the reason.
+fn locale_named_otherwise(tokens: &[Token]) -> Option<String> {
+    const STEMS: &[&str] = &["LC_", "LANG", "POSIXLY_CORRECT", "GREP_OPTIONS"];
+    let mentions = |s: &str| STEMS.iter().any(|st| s.contains(st));
+    // A plain read of a variable: `$NAME` or `${NAME}` (no operator that could assign).
+    let plain_read = |d: &str| {
+        let name = d
+            .strip_prefix("${")
+            .and_then(|v| v.strip_suffix('}'))
+            .or_else(|| d.strip_prefix('$'));
+        name.is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    };
+    let seg_mentions = |w: &[Seg]| {
+        w.iter().any(|s| match s {
+            Seg::Lit(v) => mentions(v),
+            Seg::Dyn(d, _) => mentions(d) && !plain_read(d),
+        })
+    };
+    // Builtins that set or export the variables their operands name.
+    const SETTERS: &[&str] = &[
+        "export",
+        "declare",
+        "typeset",
+        "local",
+        "readonly",
+        "read",
+        "printf",
+        "mapfile",
+        "readarray",
+        "unset",
+        "for",
+        "eval",
+        "trap",
+        "source",
+        ".",
+    ];
+    let mut name: Option<String> = None;
+    let mut first = true;
+    let mut after_redirect = false;
+    for t in tokens {
+        match t {
+            Token::Reserved(r) if matches!(r.as_str(), "for" | "select") => {
+                // The loop variable (`for LC_ALL in C`).
+                name = Some("for".into());
+                first = false;
+                after_redirect = false;
+            }
+            Token::Op(_) | Token::Reserved(_) => {
+                name = None;
+                first = true;
+                after_redirect = false;
+            }
+            Token::Redirect(_) => after_redirect = true,
+            Token::Assign(n, v) => {
+                if mentions(n) || seg_mentions(v) {
+                    return Some(format!("what may be a locale variable (`{n}{}`)", shown(v)));
+                }
+            }
+            Token::Raw(r) => {
+                if mentions(r) {
+                    return Some(format!("what may be a locale variable (`{r}`)"));
+                }
+            }
+            Token::Word(w) => {
+                let redirect_target = std::mem::take(&mut after_redirect);
+                if first && !redirect_target {
+                    first = false;
+                    name = Some(literal(w).unwrap_or_default());
+                    if literal(w).is_none() && seg_mentions(w) {
+                        return Some(format!("what may be a locale variable (`{}`)", shown(w)));
+                    }
+                    continue;
+                }
+                // Only where a word may name a variable to set: an operand of a builtin that
+                // sets variables or runs text, or an expansion that may assign (`echo LANG` and
+                // `grep LANG` set nothing).
+                let setter = name.as_deref().is_some_and(|n| SETTERS.contains(&n));
+                let dynamic_mention = w
+                    .iter()
+                    .any(|s| matches!(s, Seg::Dyn(d, _) if mentions(d) && !plain_read(d)));
+                if dynamic_mention || (setter && seg_mentions(w)) {
+                    return Some(format!("what may be a locale variable (`{}`)", shown(w)));
+                }
+                // A variable named only at run time given to a builtin that sets variables.
+                if name.as_deref().is_some_and(|n| SETTERS.contains(&n)) && !redirect_target {
+                    let written = shown(w);
+                    let target = written.split('=').next().unwrap_or("");
+                    if !written.starts_with('-') && target.contains('$') {
+                        return Some(format!(
+                            "what may be a locale variable, named only at run time (`{written}`)"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// What a text passes on to the texts it runs (its command substitutions, `eval`s and trap
+/// actions): a locale variable it sets ([`locale_set`]) and whether it keeps the standard error of
+/// a group or of the shell ([`group_stderr_kept`]). Red team round 10: `export LC_ALL=C; x=$(grep
+/// -c -i 'été' f.txt)` and `exec 2>&1; echo $(grep -c x nope.txt)` were "corresponds".
+pub fn context(tokens: &[Token]) -> (Option<String>, bool) {
+    (locale_set(tokens), group_stderr_kept(tokens))
 }
 
 /// The simple commands of an action (not looking into command substitutions), and the
@@ -75,16 +198,23 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
     let mut out: Vec<Command> = Vec::new();
     let mut inner = Vec::new();
     let locale = locale_set(tokens);
+    let kept = group_stderr_kept(tokens);
     let mut cur = Command {
         words: vec![],
         stdout_redirected: false,
         stdout_discarded: false,
         piped_to: None,
         rest: vec![],
+        stderr_kept: kept,
         locale: locale.clone(),
     };
     // After `for`/`select`/`case`, the words up to the next operator are not a command.
     let mut not_a_command = false;
+    // Right after the reserved word `time`.
+    let mut after_time = false;
+    // Right after the reserved word `coproc`, before its name.
+    let mut after_coproc = false;
+    let mut after_coproc_name = false;
     let mut pipe_from: Option<usize> = None;
     // The commands of the pipeline being read, before the current one.
     let mut pipeline: Vec<usize> = Vec::new();
@@ -102,6 +232,7 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 stdout_discarded: false,
                 piped_to: None,
                 rest: vec![],
+                stderr_kept: kept,
                 locale: locale.clone(),
             },
         );
@@ -125,6 +256,9 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
     while i < tokens.len() {
         match &tokens[i] {
             Token::Op(op) => {
+                if op == "|&" {
+                    cur.stderr_kept = true;
+                }
                 let idx = finish(&mut cur, &mut out, &mut pipe_from, &mut pipeline, not_a_command);
                 not_a_command = false;
                 if op == "|" || op == "|&" {
@@ -134,8 +268,13 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 }
             }
             Token::Reserved(r) => {
+                // `coproc grep …` runs `grep` (red team round 10: the real 2.1.332 ran the
+                // substitute for `coproc grep -rn TODO d >out`, judged "corresponds" before);
+                // bash prints it as `coproc COPROC grep …`, the name skipped below.
+                after_time = r == "time";
+                after_coproc = r == "coproc";
                 if cur.words.is_empty() {
-                    if matches!(r.as_str(), "for" | "select" | "case" | "function" | "coproc") {
+                    if matches!(r.as_str(), "for" | "select" | "case" | "function") {
                         not_a_command = true;
                     }
                 } else {
@@ -150,6 +289,11 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 }
                 // The target word.
                 if let Some(Token::Word(w)) = tokens.get(i + 1) {
+                    if (r.starts_with("2>") || r.starts_with("&>"))
+                        && literal(w).as_deref() != Some("/dev/null")
+                    {
+                        cur.stderr_kept = true;
+                    }
                     if stdout && !r.contains('&') || r.starts_with("&>") {
                         cur.stdout_discarded = literal(w).as_deref() == Some("/dev/null");
                     }
@@ -158,11 +302,31 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
                 }
             }
             Token::Assign(_, v) => inner.extend(substitutions_in(v)),
+            // `time -p` (and `--`): options of the reserved word, not the command name (red team
+            // round 10: `time -p grep -rn TODO d` ran the substitute and was "corresponds").
+            Token::Word(w)
+                if after_time
+                    && cur.words.is_empty()
+                    && matches!(literal(w).as_deref(), Some("-p" | "--")) => {}
+            // bash prints a coprocess with its name (`coproc COPROC grep -r x .`): not a command.
+            Token::Word(_) if after_coproc && cur.words.is_empty() => {
+                after_coproc = false;
+                after_coproc_name = true;
+            }
+            // … and its `{` is read as a word there (`coproc COPROC { grep …; }`).
+            Token::Word(w)
+                if after_coproc_name && cur.words.is_empty() && literal(w).as_deref() == Some("{") =>
+            {
+                after_coproc_name = false;
+            }
             Token::Word(w) => {
+                after_time = false;
+                after_coproc_name = false;
                 inner.extend(substitutions_in(w));
                 cur.words.push(w.clone());
             }
-            Token::Raw(_) => {}
+            // `[[ … ]]` and `(( … ))`: their command substitutions run too (red team round 10).
+            Token::Raw(r) => inner.extend(nested_substitutions(r, true)),
         }
         i += 1;
     }
@@ -170,28 +334,133 @@ pub fn commands(tokens: &[Token]) -> (Vec<Command>, Vec<String>) {
     (out, inner)
 }
 
+/// Whether the text keeps the standard error of a group or of the shell itself (`{ …; } 2>&1`,
+/// `( … ) |& cat`, `done 2>FILE`, `exec 2>&1`): then every command's diagnostics may be read
+/// (red team round 10; a simple command's own redirections are read in [`commands`]).
+fn group_stderr_kept(tokens: &[Token]) -> bool {
+    let closes = |t: Option<&Token>| match t {
+        Some(Token::Reserved(r)) => matches!(r.as_str(), "}" | "done" | "fi" | "esac"),
+        Some(Token::Op(o)) => o == ")",
+        Some(Token::Raw(_)) => true,
+        _ => false,
+    };
+    let keeps = |k: usize| match (&tokens[k], tokens.get(k + 1)) {
+        (Token::Redirect(r), Some(Token::Word(w))) => {
+            (r.starts_with("2>") || r.starts_with("&>")) && literal(w).as_deref() != Some("/dev/null")
+        }
+        _ => false,
+    };
+    (0..tokens.len()).any(|k| {
+        let prev = k.checked_sub(1).and_then(|p| tokens.get(p));
+        match &tokens[k] {
+            Token::Op(o) if o == "|&" => closes(prev),
+            Token::Redirect(_) if keeps(k) => {
+                // After a group's closing word (and its other redirections), or on `exec`.
+                let mut j = k;
+                while j >= 2 && matches!(tokens[j - 2], Token::Redirect(_)) {
+                    j -= 2;
+                }
+                let before = j.checked_sub(1).and_then(|p| tokens.get(p));
+                closes(before)
+                    || matches!(before, Some(Token::Word(w)) if literal(w).as_deref() == Some("exec")
+                        && (j < 2 || !matches!(tokens[j - 2], Token::Word(_) | Token::Assign(..))))
+            }
+            _ => false,
+        }
+    })
+}
+
 /// The command texts of the command and process substitutions in a word.
 fn substitutions_in(word: &[Seg]) -> Vec<String> {
     word.iter()
-        .filter_map(|s| match s {
-            Seg::Dyn(d, _) => {
-                if d.starts_with("$((") {
-                    None
-                } else if let Some(rest) = d
-                    .strip_prefix("$(")
-                    .or(d.strip_prefix("<("))
-                    .or(d.strip_prefix(">("))
-                {
-                    rest.strip_suffix(')').map(str::to_string)
-                } else {
-                    d.strip_prefix('`')
-                        .and_then(|r| r.strip_suffix('`'))
-                        .map(str::to_string)
-                }
+        .flat_map(|s| match s {
+            // Red team round 10 (real 2.1.332 and 2.1.218): the command substitutions inside an
+            // arithmetic expansion or a `${…}` run too (`$(( $(grep -rn x d | wc -l) ))`,
+            // ``${y:-`grep -rn x d`}``); they were not read.
+            Seg::Dyn(d, quoted) if d.starts_with("$((") || d.starts_with("${") => {
+                nested_substitutions(d, !quoted)
             }
-            Seg::Lit(_) => None,
+            _ => substitution_body(s).into_iter().collect(),
         })
         .collect()
+}
+
+/// The command and backquote substitutions anywhere in `s` (bash's printed text of a `[[ … ]]`,
+/// `(( … ))`, `$((…))` or `${…}`), outermost first; single quotes hide them when
+/// `single_quotes` (they are literal characters inside double quotes).
+fn nested_substitutions(s: &str, single_quotes: bool) -> Vec<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'\'' if single_quotes => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'$' if b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') => {
+                let (mut depth, mut j, mut q) = (1usize, i + 2, 0u8);
+                while j < b.len() {
+                    match (q, b[j]) {
+                        (_, b'\\') => j += 1,
+                        (0, b'\'' | b'"') => q = b[j],
+                        (0, b'(') => depth += 1,
+                        (0, b')') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        (c, x) if c != 0 && c == x => q = 0,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if let Some(body) = s.get(i + 2..j.min(b.len())) {
+                    out.push(body.to_string());
+                }
+                i = j + 1;
+            }
+            b'`' => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != b'`' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(body) = s.get(i + 1..j.min(b.len())) {
+                    out.push(body.to_string());
+                }
+                i = j + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The command text of one segment that is a command, process or backquote substitution.
+fn substitution_body(s: &Seg) -> Option<String> {
+    match s {
+        Seg::Dyn(d, _) => {
+            if d.starts_with("$((") {
+                None
+            } else if let Some(rest) = d
+                .strip_prefix("$(")
+                .or(d.strip_prefix("<("))
+                .or(d.strip_prefix(">("))
+            {
+                rest.strip_suffix(')').map(str::to_string)
+            } else {
+                d.strip_prefix('`')
+                    .and_then(|r| r.strip_suffix('`'))
+                    .map(str::to_string)
+            }
+        }
+        Seg::Lit(_) => None,
+    }
 }
 
 /// The program a command calls by name (a function is found only under its plain name:
@@ -240,19 +509,79 @@ pub fn eval_text(c: &Command) -> Option<Result<String, String>> {
     Some(Ok(parts.join(" ")))
 }
 
+/// The action of a `trap ACTION SIGNAL…`: a text the same shell runs later, snapshot functions
+/// defined (red team round 10, real 2.1.332 and 2.1.218: `trap 'grep -rn TODO d' EXIT` ran the
+/// substitute and was "corresponds"). `Err` with the word when the action is known only at run
+/// time; `None` for other commands, `trap -p`, `trap -l`, `trap - SIG` and `trap SIG`.
+pub fn trap_text(c: &Command) -> Option<Result<String, String>> {
+    let w = after_prefixes(c);
+    if w.first().and_then(|f| literal(f)).as_deref() != Some("trap") {
+        return None;
+    }
+    let mut args = &w[1..];
+    if args.first().and_then(|a| literal(a)).as_deref() == Some("--") {
+        args = &args[1..];
+    }
+    if args.len() < 2 {
+        return None;
+    }
+    match literal(&args[0]) {
+        Some(v) if v == "-" || (v.starts_with('-') && v.len() > 1) => None,
+        Some(v) => Some(Ok(v)),
+        None => Some(Err(shown(&args[0]))),
+    }
+}
+
+/// The word of a `.`/`source` that reads a text made at run time: a process substitution
+/// (`source <(echo …)`), standard input or a descriptor (`. /dev/stdin <<< '…'`, `/dev/fd/3`,
+/// `/proc/self/fd/0`). Red team round 10 (real 2.1.332 and 2.1.218): `. /dev/stdin <<< 'grep -rn
+/// TODO d'` ran the substitute and was "corresponds". Other sourced files are not looked into
+/// (docs/limits.md).
+pub fn sourced_stream(c: &Command) -> Option<String> {
+    let w = after_prefixes(c);
+    if !matches!(
+        w.first().and_then(|f| literal(f)).as_deref(),
+        Some("." | "source")
+    ) {
+        return None;
+    }
+    let mut args = &w[1..];
+    if args.first().and_then(|a| literal(a)).as_deref() == Some("--") {
+        args = &args[1..];
+    }
+    let file = args.first()?;
+    let stream = match literal(file) {
+        Some(f) => {
+            f == "/dev/stdin"
+                || f.starts_with("/dev/fd/")
+                || f.starts_with("/proc/self/fd/")
+                || f.starts_with("/dev/tcp/")
+        }
+        None => file
+            .iter()
+            .any(|s| matches!(s, Seg::Dyn(d, _) if d.starts_with("<("))),
+    };
+    stream.then(|| shown(file))
+}
+
 /// The report of an `eval` whose text is known only at run time, when the launch shadows
 /// programs: the text may call one of them.
 pub fn dynamic_eval(c: &Command, word: &str, shadowed: &[String]) -> Substitution {
     let words: Vec<String> = c.words.iter().map(|w| shown(w)).collect();
+    // `eval`, or `trap` (its action).
+    let named = match after_prefixes(c).first().and_then(|f| literal(f)) {
+        Some(n) if matches!(n.as_str(), "trap" | "." | "source") => n,
+        _ => "eval".to_string(),
+    };
     Substitution {
-        named: "eval".into(),
+        named: named.clone(),
         runs: format!("a text known only at run time, in the shell where the snapshot defines {}", names(shadowed)),
         words,
         behaviour: "unknown".into(),
         rows: vec![],
         caveats: vec![],
         detail: format!(
-            "`eval` runs a text holding `{word}`, known only at run time: if it calls {}, the snapshot's function \
+            "`{named}` runs a text holding `{word}`, known only at run time: if it calls {}, the snapshot's function \
              runs instead of the program",
             names(shadowed)
         ),
@@ -493,9 +822,15 @@ pub fn judge(table: Option<&Table>, name: &str, c: &Command, note: &str) -> Subs
             format!("the word `{w}` matches the function's pattern `{p}`, so it runs `command {name}`"),
         );
     }
+    if c.stderr_kept {
+        j.unknown.push(format!(
+            "the text keeps the call's standard error (`2>&1`, `|&`, a file), and the substitute's diagnostics differ from {name}'s (red team round 10: `{name}: nope.txt: No such file or directory` against `{}: …`); whether the call prints one (a missing file) is known only at run time",
+            program.argv0
+        ));
+    }
     if let Some(v) = &c.locale {
         j.unknown.push(format!(
-            "the text sets `{v}`, and the table's rows are shown in a UTF-8 locale without it, so whether the substitute behaves as {name} there cannot be told"
+            "the text sets {v}, and the table's rows are shown in a UTF-8 locale without it, so whether the substitute behaves as {name} there cannot be told"
         ));
     }
     if let Some(i) = args.iter().position(Option::is_none) {
@@ -598,6 +933,8 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     let mut zero_context = false;
     // --binary-files=text or =without-match: both programs then read binary files alike.
     let mut binary_files = false;
+    // The context options in the order given, with their values.
+    let mut contexts: Vec<(char, String)> = Vec::new();
     let mut i = 0;
     let mut options_done = false;
     let mut option = |j: &mut Judgement, shown: &str, key: &str, value: Option<&str>| {
@@ -617,7 +954,15 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         }
         match key {
             "m" | "max-count" => zero_max |= zero,
-            "A" | "B" | "C" | "after-context" | "before-context" | "context" => zero_context |= zero,
+            "A" | "B" | "C" | "after-context" | "before-context" | "context" => {
+                zero_context |= zero;
+                let which = match key {
+                    "A" | "after-context" => 'A',
+                    "B" | "before-context" => 'B',
+                    _ => 'C',
+                };
+                contexts.push((which, value.unwrap_or("").to_string()));
+            }
             _ => {}
         }
         // A count that is not a plain decimal of at most nine digits: the two programs refuse
@@ -644,6 +989,7 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         }
         let letter = match key {
             "invert-match" => Some('v'),
+            "ignore-case" => Some('i'),
             "only-matching" => Some('o'),
             "count" => Some('c'),
             "quiet" | "silent" => Some('q'),
@@ -743,6 +1089,18 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     if has('m') && has('c') && has('v') {
         j.when(table, "grep", "max-count-invert-count");
     }
+    // Red team round 10 (real 2.1.332): -c with -o counts matches in the substitute, lines in
+    // GNU grep (`TODO a TODO` counts 2 against 1); with -m the limit was not shown.
+    if has('c') && has('o') && !has('v') {
+        if has('m') {
+            j.unknown.push(
+                "-c with -o and -m: the substitute counts matches, GNU grep lines, and no row shows how -m bounds either"
+                    .into(),
+            );
+        } else {
+            j.when(table, "grep", "count-only-matching");
+        }
+    }
     if has('v') && has('c') && patterns.iter().any(|p| p.is_empty()) {
         j.when(table, "grep", "invert-count-empty");
     }
@@ -755,6 +1113,15 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
     if zero_context {
         j.when(table, "grep", "context-zero");
     }
+    // Red team round 10 (real 2.1.332): `-A 1 -C 2`: GNU grep keeps the -A or -B given, the
+    // substitute takes the later -C for both.
+    if contexts
+        .iter()
+        .enumerate()
+        .any(|(k, (w, v))| *w != 'C' && contexts[k + 1..].iter().any(|(c, cv)| *c == 'C' && cv != v))
+    {
+        j.when(table, "grep", "context-override");
+    }
     // A newline separates patterns; an empty one it leaves (`$'foo\n'`) selects every line in
     // GNU grep, not in the substitute (red team round 4).
     if patterns
@@ -762,6 +1129,19 @@ fn grep(table: &Table, program: &Program, args: &[String], j: &mut Judgement) {
         .any(|p| p.contains('\n') && p.split('\n').any(str::is_empty))
     {
         j.when(table, "grep", "newline-empty-pattern");
+    }
+    // Red team round 10 (real 2.1.191, 2.1.218, 2.1.332): with -F and -i the substitute folds
+    // only ASCII letters (`grep -c -F -i 'ÉTÉ'` counts no `Été` line, GNU grep counts it; without
+    // -F both fold); whether the input holds such a line is known only at run time.
+    if fixed && has('i') {
+        if let Some(p) = patterns
+            .iter()
+            .find(|p| p.chars().any(|c| !c.is_ascii() && c.is_alphabetic()))
+        {
+            j.unknown.push(format!(
+                "-F with -i and the letter beyond ASCII in `{p}`: the substitute does not fold its case, GNU grep does; whether the input holds it in another case is known only at run time"
+            ));
+        }
     }
     let patterns: Vec<&str> = patterns.iter().flat_map(|p| p.split('\n')).collect();
     let mut line_end = has('x');
@@ -1186,12 +1566,18 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
         j.option(table, "find", &args[i], &args[i]);
         i += 1;
     }
+    let first_start = i;
     while i < args.len()
         && !(args[i].starts_with('-') && args[i].len() > 1)
         && !matches!(args[i].as_str(), "(" | "!" | ")")
     {
         i += 1;
     }
+    // A starting point that is `/` or ends in two or more slashes: `%f` and `%h` print it
+    // otherwise (red team round 10).
+    let slashed_start = args[first_start..i]
+        .iter()
+        .any(|s| s.ends_with("//") || (!s.is_empty() && s.bytes().all(|b| b == b'/')));
     let mut output = false;
     let mut action = false;
     // `-maxdepth 0`: only the starting points, visited in the order named by both programs.
@@ -1202,17 +1588,30 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
     while i < args.len() {
         let p = args[i].clone();
         i += 1;
+        // `-exec rm {} +`, `-exec rm -f {} \;`: it prints nothing and removes the same files in
+        // any order (red team round 10: a false "diverges" on a common call; row find-delete).
+        let mut removes = false;
         if matches!(p.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
             let start = i;
             while i < args.len() && args[i] != ";" && args[i] != "+" {
                 i += 1;
             }
             let batched = args.get(i).is_some_and(|a| a == "+");
-            ends.push(exec_end(&args[start..i.min(args.len())], batched));
+            let words = &args[start..i.min(args.len())];
+            removes = matches!(p.as_str(), "-exec" | "-execdir")
+                && words.first().is_some_and(|w| w == "rm")
+                && words[1..].iter().all(|w| w == "-f" || w == "{}")
+                && words[1..].iter().filter(|w| *w == "{}").count() == 1;
+            if !removes {
+                ends.push(exec_end(words, batched));
+            }
             i += 1;
         } else if program.primaries_with_arg.contains(&p) {
             if p == "-printf" {
                 ends.push(args.get(i).and_then(|f| printf_end(f)));
+                if slashed_start && args.get(i).is_some_and(|f| printf_names_start(f)) {
+                    j.when(table, "find", "printf-slash-start");
+                }
                 match args.get(i).map(|f| printf_directives(f)) {
                     Some(Directives::Unsupported(d)) => {
                         j.when(table, "find", "printf-unsupported");
@@ -1224,6 +1623,15 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
                     Some(Directives::Shown) => j.when(table, "find", "printf-shown"),
                     None => {}
                 }
+            }
+            // Red team round 10 (real 2.1.332): `find t -iname 'é.log'` finds `t/É.log`, bfs
+            // does not fold letters beyond ASCII; whether such a name exists is known at run time.
+            if matches!(p.as_str(), "-iname" | "-ipath" | "-iwholename" | "-iregex")
+                && args.get(i).is_some_and(|a| !a.is_ascii())
+            {
+                j.unknown.push(format!(
+                    "`{p}` with a letter beyond ASCII: GNU find folds its case, the substitute does not, and whether a name differing only so exists is known only at run time"
+                ));
             }
             if p == "-maxdepth" && args.get(i).is_some_and(|d| d == "0") {
                 start_points_only = true;
@@ -1251,10 +1659,11 @@ fn find(table: &Table, program: &Program, args: &[String], c: &Command, j: &mut 
                 | "-execdir"
                 | "-ok"
                 | "-okdir"
-        ) {
+        ) && !removes
+        {
             output = true;
         }
-        if matches!(p.as_str(), "-delete" | "-quit") {
+        if matches!(p.as_str(), "-delete" | "-quit") || removes {
             action = true;
         }
         j.option(table, "find", &p, &p);
@@ -1346,6 +1755,28 @@ fn printf_directives(format: &str) -> Directives {
         }
     }
     Directives::Shown
+}
+
+/// Whether a `-printf` format holds `%f` or `%h` (with any flags or width).
+fn printf_names_start(format: &str) -> bool {
+    let c: Vec<char> = format.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '%' {
+            i += 1;
+            while i < c.len() && (matches!(c[i], '-' | '0' | '.' | '#' | ' ' | '+') || c[i].is_ascii_digit())
+            {
+                i += 1;
+            }
+            if matches!(c.get(i), Some('f' | 'h')) {
+                return true;
+            }
+        } else if c[i] == '\\' {
+            i += 1;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// How a `-printf` format's output ends: the escape it ends with (`\n`, `\0`), `None` without
@@ -1474,7 +1905,26 @@ fn order_insensitive(rest: &[Vec<Vec<Seg>>], ends: &[Option<char>]) -> bool {
         None => return false,
     };
     let mut letters = String::new();
+    // `sort` keys (`-k2`, `-t/ -k2,2`): without -s and -u, lines with equal keys are compared
+    // whole, so the output does not depend on the input's order (red team round 10: `find … |
+    // sort -t/ -k2` printed alike and was a false "diverges").
+    let mut keyed = false;
+    let mut takes_value = false;
     for o in options {
+        if std::mem::take(&mut takes_value) {
+            continue;
+        }
+        if name == "sort" {
+            if let Some(v) = o.strip_prefix("-k").or(o.strip_prefix("-t")) {
+                keyed = true;
+                takes_value = v.is_empty();
+                continue;
+            }
+            if o.starts_with("--key=") || o.starts_with("--field-separator=") {
+                keyed = true;
+                continue;
+            }
+        }
         match o.as_str() {
             "--reverse" => letters.push('r'),
             "--unique" => letters.push('u'),
@@ -1495,6 +1945,11 @@ fn order_insensitive(rest: &[Vec<Vec<Seg>>], ends: &[Option<char>]) -> bool {
                 && !letters.is_empty()
                 && ends.iter().all(Option::is_some)
                 || letters.chars().all(|l| matches!(l, 'l' | 'c' | 'w')) && terminated('\n')
+        }
+        "sort" if keyed => {
+            !takes_value
+                && letters.chars().all(|l| matches!(l, 'r' | 'z' | 'n' | 'f'))
+                && terminated(if zero { '\0' } else { '\n' })
         }
         "sort" => {
             (letters.chars().all(|l| matches!(l, 'r' | 'u' | 'z'))

@@ -470,3 +470,238 @@ fn rg_function_only_without_rg_on_path_red_team_round8() {
     assert_eq!(defined(&empty.to_string_lossy()), "function");
     assert_eq!(defined(&bin.to_string_lossy()), "none");
 }
+
+/// Red team round 10: a locale variable set otherwise than by `NAME=value`, diagnostics the
+/// text keeps (`2>&1`, `|&`, a group's or `exec`'s redirection), `find -iname` and `grep -F -i`
+/// with a letter beyond ASCII; and `time -p`, `coproc` calls of the function, command
+/// substitutions inside `[[ ]]`, `(( ))`, `$(( ))` and a trap's action (were "corresponds", now
+/// "diverges" by the recursive row). Each was "corresponds" and ran otherwise through the real 2.1.332
+/// than with `bash -c`; the observed verdict is pinned and `iec check` must now say `unknown`
+/// (whether the run differs depends on the locale set at run time, a missing file, a name or
+/// line in another case). The neighbours that run alike stay "corresponds". Check-side rows:
+/// crates/iec-check/tests/data/launch-verdicts.toml.
+#[test]
+fn locale_diagnostics_and_case_folding_red_team_round10() {
+    use iec_harness::agree::{agree, Payload};
+    if claude_binary().is_none() {
+        return;
+    }
+    const FIXTURE: &str = "rm -rf fx && mkdir -p fx/tree && cd fx && \
+                           printf 'TODO a\\nx\\n\\xc3\\x89t\\xc3\\xa9\\n' > f.txt && \
+                           touch tree/É.log tree/ab.log && mkdir d && printf 'TODO\\n' > d/a.txt && \
+                           printf 'TODO\\n' > d/ign.log && printf '*.log\\n' > d/.gitignore && ";
+    // (id, command, observed verdict, predicted verdict)
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "printf-v",
+            "printf -v LC_ALL C; export LC_ALL; grep -c -i 'été' f.txt",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "brace",
+            "export LC_{ALL,X}=C; grep -c -i 'été' f.txt",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "read",
+            "read LC_ALL <<< C; export LC_ALL; grep -c -i 'été' f.txt",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "for",
+            "for LC_ALL in C; do export LC_ALL; grep -c -i 'été' f.txt; done",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "default",
+            ": ${LC_ALL:=C}; export LC_ALL; grep -c -i 'été' f.txt",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "nameref",
+            "declare -n r=LC_ALL; r=C; export LC_ALL; grep -c -i 'été' f.txt",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "named-by-variable",
+            "v=LC_ALL; export $v=C; grep -c -i 'été' f.txt",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "stderr-to-stdout",
+            "grep -c TODO missing.txt 2>&1; echo rc=$?",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "stderr-piped",
+            "grep -n TODO nope.txt |& cat",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "group-stderr",
+            "{ grep -c x nope.txt; } 2>&1",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "exec-stderr",
+            "exec 2>&1; grep -c x nope.txt",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "find-stderr",
+            "find nope -maxdepth 0 2>&1; echo rc=$?",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "iname-beyond-ascii",
+            "find tree -iname 'é.log' | sort; echo end",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "fixed-ignore-case-beyond-ascii",
+            "grep -c -F -i 'ÉTÉ' f.txt",
+            "diverges",
+            "unknown",
+        ),
+        // `time -p` and `coproc` run the function (were "corresponds").
+        (
+            "time-p",
+            "{ time -p grep -rn TODO d | sort; } 2>/dev/null",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "coproc",
+            "coproc grep -rn TODO d >out; wait; sort out",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "coproc-group",
+            "coproc { grep -rn TODO d; } >out; wait; sort out",
+            "diverges",
+            "diverges",
+        ),
+        // Command substitutions inside `[[ ]]`, `(( ))`, `$(( ))`, and a trap's action (were
+        // "corresponds").
+        (
+            "cond-substitution",
+            "[[ $(grep -rn TODO d | sort) == *ign* ]] && echo found || echo not",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "arith-command-substitution",
+            "(( $(grep -rn TODO d | wc -l) > 1 )) && echo two || echo one",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "arith-expansion-substitution",
+            "echo $(( $(grep -rn TODO d | wc -l) + 0 ))",
+            "diverges",
+            "diverges",
+        ),
+        (
+            "trap-action",
+            "trap 'grep -rn TODO d | sort' EXIT; echo start",
+            "diverges",
+            "diverges",
+        ),
+        // What a text sets reaches its command substitutions and evals (were "corresponds").
+        (
+            "locale-into-substitution",
+            "export LC_ALL=C; x=$(grep -c -i 'été' f.txt); echo $x",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "locale-into-eval",
+            "export LC_ALL=C; eval \"grep -c -i 'été' f.txt\"",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "exec-stderr-into-substitution",
+            "exec 2>&1; echo $(grep -c x nope.txt)",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "source-stdin",
+            ". /dev/stdin <<< 'grep -rn TODO d | sort'",
+            "diverges",
+            "unknown",
+        ),
+        (
+            "source-process-substitution",
+            "source <(echo 'grep -rn TODO d | sort')",
+            "diverges",
+            "unknown",
+        ),
+        // The neighbours.
+        (
+            "coproc-one-input",
+            "coproc grep -c TODO d/a.txt >out; wait; cat out",
+            "corresponds",
+            "corresponds",
+        ),
+        (
+            "ignore-case-beyond-ascii",
+            "grep -c -i 'été' f.txt",
+            "corresponds",
+            "corresponds",
+        ),
+        (
+            "iname-ascii",
+            "find tree -iname 'AB.LOG' | sort",
+            "corresponds",
+            "corresponds",
+        ),
+        (
+            "lang-read",
+            "echo $LANG > /dev/null; grep -c TODO f.txt",
+            "corresponds",
+            "corresponds",
+        ),
+        (
+            "stderr-discarded",
+            "grep -c TODO f.txt 2>/dev/null",
+            "corresponds",
+            "corresponds",
+        ),
+    ];
+    let payloads: Vec<Payload> = cases
+        .iter()
+        .map(|(id, c, _, _)| Payload {
+            id: id.to_string(),
+            command: format!("{FIXTURE}{c}"),
+        })
+        .collect();
+    let rep = agree(&support::spec("2.1.332"), "claude-code-2.1.332-linux", &payloads).expect("agree run");
+    let mut bad = Vec::new();
+    for (a, (id, _, observed, predicted)) in rep.results.iter().zip(cases) {
+        assert_eq!(a.id, *id);
+        let (o, p) = (&a.observed["verdict"], &a.predicted["verdict"]);
+        if o != observed || p != predicted || !a.verdict_agree {
+            bad.push(format!(
+                "{id}: observed {o} (want {observed}), predicted {p} (want {predicted})\n    direct: {}\n    harness: {}",
+                a.observed["direct"], a.observed["tool_result"]
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -184,6 +184,69 @@ const CASES: &[(&str, &str, Expect)] = &[
     ("brace-open-quoted", "argvprobe '${x'", Runs),
     ("arith-command", "((1)) && argvprobe x", Runs),
     ("function-subst-text", "f() { argvprobe \"$@\"; }; f '$('", Runs),
+    // Red team round 10: the text after a redirection in a simple command is no comment to the
+    // parser's flag scan; `$((` or `$[` in a `<<\E` body; a reserved word after an assignment
+    // whose value holds a quoted blank, an array or `$(…)` (all were "corresponds").
+    (
+        "comment-after-redirection",
+        "argvprobe a > /dev/null # $(( 'x' ))\nargvprobe b",
+        Refused,
+    ),
+    (
+        "comment-after-redirection-word",
+        "argvprobe a > f b # $(( 'x' ))\nargvprobe b",
+        Refused,
+    ),
+    (
+        "heredoc-backslash",
+        "cat <<\\E\n$((1+2))\nE\nargvprobe x",
+        Refused,
+    ),
+    (
+        "keyword-quoted-prefix",
+        "x=\"a b\" done; argvprobe x",
+        RefusedUnknown,
+    ),
+    (
+        "keyword-subst-prefix",
+        "x=$(echo a b) done; argvprobe x",
+        RefusedUnknown,
+    ),
+    (
+        "keyword-array-prefix",
+        "x=(a b) done; argvprobe x",
+        RefusedUnknown,
+    ),
+    (
+        "keyword-in-subst",
+        "echo $(x=\"a b\" done; argvprobe x)",
+        RefusedUnknown,
+    ),
+    (
+        "comment-after-redirection-brace",
+        "argvprobe a > f # ${x y}\nargvprobe b",
+        RefusedUnknown,
+    ),
+    (
+        "comment-after-here-string",
+        "argvprobe a <<< x # $(( 'x' ))\nargvprobe b",
+        Runs,
+    ),
+    (
+        "comment-after-group",
+        "{ argvprobe a; } > f # $(( 'x' ))\nargvprobe b",
+        Runs,
+    ),
+    (
+        "comment-after-separator",
+        "argvprobe a > f; # $(( 'x' ))\nargvprobe b",
+        Runs,
+    ),
+    (
+        "heredoc-single-quoted",
+        "cat <<'E'\n$((1+2))\nE\nargvprobe x",
+        Runs,
+    ),
 ];
 
 #[test]

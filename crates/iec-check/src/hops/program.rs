@@ -35,21 +35,34 @@ pub(crate) fn hop(
     let note = snap.note.clone().unwrap_or_default();
     let mut found: Vec<Substitution> = Vec::new();
     let mut programs: Vec<String> = Vec::new();
-    let mut texts = vec![(intended.to_string(), 0usize)];
-    while let Some((text, depth)) = texts.pop() {
+    // Each text with what its enclosing texts pass on (`substitution::context`).
+    let mut texts = vec![(intended.to_string(), 0usize, (None::<String>, false))];
+    while let Some((text, depth, outer)) = texts.pop() {
         let parse = run.parse(&text)?;
         let canonical = parse.canonical().unwrap_or(&text).to_string();
         match action::action(&canonical) {
             Some(tokens) => {
-                let (commands, inner) = substitution::commands(&tokens);
+                let (mut commands, inner) = substitution::commands(&tokens);
+                let (locale, kept) = substitution::context(&tokens);
+                let passed = (locale.or_else(|| outer.0.clone()), kept || outer.1);
+                for c in &mut commands {
+                    if c.locale.is_none() {
+                        c.locale = outer.0.clone();
+                    }
+                    c.stderr_kept |= outer.1;
+                }
                 let assigns = substitution::assignments(&tokens);
                 for c in &commands {
                     // `eval`'s arguments are a text the same shell runs, snapshot functions
                     // defined (a real 2.1.332 run: `eval grep -r TODO d` runs ugrep).
-                    match substitution::eval_text(c) {
-                        Some(Ok(t)) if depth < MAX_DEPTH => texts.push((t, depth + 1)),
+                    // So is a `trap`'s action (red team round 10).
+                    match substitution::eval_text(c).or_else(|| substitution::trap_text(c)) {
+                        Some(Ok(t)) if depth < MAX_DEPTH => texts.push((t, depth + 1, passed.clone())),
                         Some(Err(word)) => found.push(substitution::dynamic_eval(c, &word, &snap.shadowed)),
                         _ => {}
+                    }
+                    if let Some(word) = substitution::sourced_stream(c) {
+                        found.push(substitution::dynamic_eval(c, &word, &snap.shadowed));
                     }
                     if let Some(s) = substitution::lookup(c, &snap.shadowed) {
                         found.push(s);
@@ -66,7 +79,7 @@ pub(crate) fn hop(
                     }
                 }
                 if depth < MAX_DEPTH {
-                    texts.extend(inner.into_iter().map(|t| (t, depth + 1)));
+                    texts.extend(inner.into_iter().map(|t| (t, depth + 1, passed.clone())));
                 }
             }
             // A text whose commands this reader cannot take apart (a here-document): the
