@@ -91,10 +91,12 @@ impl CpuPin {
         if !*ENABLED.get_or_init(|| iec_core::config::current().witness_pin) {
             return None;
         }
-        let cpu = rustix::thread::sched_getcpu();
-        if cpu >= CpuSet::MAX_CPU {
-            return None;
-        }
+        // glibc's, not rustix's: glibc reads the CPU from the thread's rseq area, where rustix
+        // parses the vDSO's ELF image on its first call (a cost every hook process paid, and
+        // one that valgrind cannot run).
+        // SAFETY: no arguments; returns the CPU or -1.
+        let cpu = unsafe { libc::sched_getcpu() };
+        let cpu = usize::try_from(cpu).ok().filter(|&c| c < CpuSet::MAX_CPU)?;
         let saved = rustix::thread::sched_getaffinity(None).ok()?;
         let mut one = CpuSet::new();
         one.set(cpu);
