@@ -373,13 +373,18 @@ impl Engine<'_> {
             let refs: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
             iec_witness::global().parse_many(&refs);
         }
+        // Each worker stays on one CPU for a run of checks (its own: worker k on the k-th),
+        // instead of pinning and unpinning for every check.
         let decided: Vec<((String, String), Decided)> = todo
             .into_par_iter()
-            .map(|(k, c)| {
-                let launch = catalog.get(&k.0).expect("resolved");
-                let (call, _) = Self::call_on(launch, c);
-                (k, decide(launch, &call, &c.command, opts))
-            })
+            .map_init(
+                || iec_witness::global().hold_cpu_for_worker(rayon::current_thread_index().unwrap_or(0)),
+                |_pin, (k, c)| {
+                    let launch = catalog.get(&k.0).expect("resolved");
+                    let (call, _) = Self::call_on(launch, c);
+                    (k, decide(launch, &call, &c.command, opts))
+                },
+            )
             .collect();
         for (k, d) in decided {
             self.cache.insert(k, Arc::new(d));
@@ -447,6 +452,9 @@ fn decide(launch: &iec_launches::Launch, call: &Call, command: &str, opts: iec_c
     };
     match iec_check::check(launch, call, iec_witness::global(), opts) {
         Ok(mut r) => {
+            // Only the reason and the first divergence are kept: the hops' receipts, which are
+            // most of compacting, go unread.
+            r.hops.clear();
             iec_core::limits::compact_report(&mut r);
             Decided {
                 verdict: Some(r.verdict),
