@@ -86,7 +86,7 @@ impl CpuPin {
     /// Pinning is on (`IEC_WITNESS_PIN`), read once.
     fn enabled() -> bool {
         static ENABLED: OnceLock<bool> = OnceLock::new();
-        *ENABLED.get_or_init(|| iec_core::config::current().witness_pin)
+        *ENABLED.get_or_init(iec_core::config::witness_pin)
     }
 
     /// The outer pin of this thread, if it holds one.
