@@ -227,7 +227,7 @@ pub fn scan(
     catalog: &Catalog,
     files: &[PathBuf],
     opts: &Options,
-    mut skips: Skips,
+    skips: Skips,
     on_record: &mut dyn FnMut(&CallRecord),
     on_file: &mut dyn FnMut(usize),
 ) -> Result<ScanResult, Stop> {
@@ -249,26 +249,23 @@ pub fn scan(
         resolved: HashMap::new(),
         summary: Summary::default(),
     };
-    let mut shared = Shared::default();
-    let mut files_by_format: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut chunk: Vec<LoggedCall> = Vec::new();
-    for (k, f) in files.iter().enumerate() {
-        let shown = f.display().to_string();
-        let mut emit = |c: LoggedCall| chunk.push(c);
-        let format = read_file(f, &shown, opts.bounds, &mut shared, &mut skips, &mut emit)?;
-        *files_by_format
-            .entry(format.map_or("skipped", |f| f.as_str()))
-            .or_default() += 1;
-        if chunk.len() >= opts.chunk {
-            engine.run(std::mem::take(&mut chunk), on_record);
+    // The files are read on a thread of their own, a chunk ahead of the checks: reading and
+    // parsing the logs' JSON is a third of the scan's own work, and it overlaps the checks
+    // instead of waiting for them. Chunks end where they always did (after the file that
+    // fills one, and at the end), and they are checked in order, so the records and the
+    // summary are the same; a stop (`--strict`) comes after the chunks read before it.
+    let (bounds, chunk_calls) = (opts.bounds, opts.chunk);
+    let (skips, files_by_format) = std::thread::scope(|sc| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Read>(1);
+        let reader = sc.spawn(move || read_all(files, bounds, chunk_calls, skips, &tx));
+        for msg in rx {
+            match msg {
+                Read::Chunk(c) => engine.run(c, on_record),
+                Read::File(k) => on_file(k),
+            }
         }
-        on_file(k + 1);
-    }
-    {
-        let mut emit = |c: LoggedCall| chunk.push(c);
-        shared.finish(&mut skips, &mut emit)?;
-    }
-    engine.run(chunk, on_record);
+        reader.join().expect("the reading thread does not panic")
+    })?;
     engine.summary.skipped = skips.counts();
     engine.summary.skipped_first = skips
         .first()
@@ -294,6 +291,46 @@ pub fn scan(
         examples,
         distinct,
     })
+}
+
+/// What the reading thread hands the checks: a chunk of calls, or "file k read".
+enum Read {
+    Chunk(Vec<LoggedCall>),
+    File(usize),
+}
+
+/// Reads `files` into chunks of at least `chunk_calls` calls (a chunk ends after the file that
+/// fills it; the last one after every file and the calls [`Shared::finish`] gives), sent with
+/// the files' progress to `tx`. Returns the skips and the files read by format.
+fn read_all(
+    files: &[PathBuf],
+    bounds: Bounds,
+    chunk_calls: usize,
+    mut skips: Skips,
+    tx: &std::sync::mpsc::SyncSender<Read>,
+) -> Result<(Skips, BTreeMap<&'static str, u64>), Stop> {
+    let mut shared = Shared::default();
+    let mut files_by_format: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut chunk: Vec<LoggedCall> = Vec::new();
+    for (k, f) in files.iter().enumerate() {
+        let shown = f.display().to_string();
+        let mut emit = |c: LoggedCall| chunk.push(c);
+        let format = read_file(f, &shown, bounds, &mut shared, &mut skips, &mut emit)?;
+        *files_by_format
+            .entry(format.map_or("skipped", |f| f.as_str()))
+            .or_default() += 1;
+        if chunk.len() >= chunk_calls {
+            // The receiver lives as long as this thread: a send does not fail.
+            let _ = tx.send(Read::Chunk(std::mem::take(&mut chunk)));
+        }
+        let _ = tx.send(Read::File(k + 1));
+    }
+    {
+        let mut emit = |c: LoggedCall| chunk.push(c);
+        shared.finish(&mut skips, &mut emit)?;
+    }
+    let _ = tx.send(Read::Chunk(chunk));
+    Ok((skips, files_by_format))
 }
 
 struct Engine<'a> {
@@ -373,13 +410,18 @@ impl Engine<'_> {
             let refs: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
             iec_witness::global().parse_many(&refs);
         }
+        // Each worker stays on one CPU for a run of checks (its own: worker k on the k-th),
+        // instead of pinning and unpinning for every check.
         let decided: Vec<((String, String), Decided)> = todo
             .into_par_iter()
-            .map(|(k, c)| {
-                let launch = catalog.get(&k.0).expect("resolved");
-                let (call, _) = Self::call_on(launch, c);
-                (k, decide(launch, &call, &c.command, opts))
-            })
+            .map_init(
+                || iec_witness::global().hold_cpu_for_worker(rayon::current_thread_index().unwrap_or(0)),
+                |_pin, (k, c)| {
+                    let launch = catalog.get(&k.0).expect("resolved");
+                    let (call, _) = Self::call_on(launch, c);
+                    (k, decide(launch, &call, &c.command, opts))
+                },
+            )
             .collect();
         for (k, d) in decided {
             self.cache.insert(k, Arc::new(d));
@@ -423,7 +465,7 @@ fn prefetch_texts<'a>(
         out.push(text.clone());
         if let Some(w) = &launch.wrapper {
             let p = iec_launches::render::payload(&w.payload, text, w.stdin_suffix.as_deref());
-            if p.designed.strip_prefix(text.as_str()) != w.stdin_suffix.as_deref() {
+            if p.designed != *text {
                 out.push(p.designed);
             }
         }
@@ -447,6 +489,9 @@ fn decide(launch: &iec_launches::Launch, call: &Call, command: &str, opts: iec_c
     };
     match iec_check::check(launch, call, iec_witness::global(), opts) {
         Ok(mut r) => {
+            // Only the reason and the first divergence are kept: the hops' receipts, which are
+            // most of compacting, go unread.
+            r.hops.clear();
             iec_core::limits::compact_report(&mut r);
             Decided {
                 verdict: Some(r.verdict),

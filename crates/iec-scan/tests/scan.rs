@@ -218,3 +218,58 @@ fn summary_has_exactly_the_issue_fields_and_records_theirs() {
     // Self-contained: no script, no fetched resource.
     assert!(!html.contains("<script") && !html.contains("src=") && !html.contains("href="));
 }
+
+/// Issue 20: the files are read on a thread of their own, a chunk ahead of the checks. With
+/// chunks of one call the records still come in the order of the files and their lines, the
+/// progress counts every file in order, and a `--strict` stop in a later file comes after the
+/// records of the files read before it (and none of its own).
+#[test]
+fn reading_ahead_keeps_the_order_and_the_strict_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for f in 0..4 {
+        let lines: Vec<String> = (0..3)
+            .map(|i| {
+                claude_line(
+                    &format!("t{f}-{i}"),
+                    &format!("printf '%s' 'file {f} call {i} != x'"),
+                )
+            })
+            .collect();
+        let log = dir.path().join(format!("{f}.jsonl"));
+        std::fs::write(&log, lines.join("\n")).unwrap();
+        files.push(log);
+    }
+    let bad = dir.path().join("4.jsonl");
+    std::fs::write(&bad, format!("{}\nthis is not json\n", claude_line("t4-0", "ls"))).unwrap();
+    files.push(bad);
+    let cat = iec_launches::Catalog::builtin();
+    for strict in [false, true] {
+        let o = iec_scan::Options {
+            chunk: 1,
+            ..opts(strict)
+        };
+        let (mut recs, mut progress) = (Vec::new(), Vec::new());
+        let r = iec_scan::scan(
+            &cat,
+            &files,
+            &o,
+            iec_scan::Skips::new(strict),
+            &mut |r| recs.push(r.call.command.clone()),
+            &mut |k| progress.push(k),
+        );
+        let mut want: Vec<String> = (0..4)
+            .flat_map(|f| (0..3).map(move |i| format!("printf '%s' 'file {f} call {i} != x'")))
+            .collect();
+        if strict {
+            let e = r.err().expect("strict stops");
+            assert_eq!((e.line, e.reason.as_str()), (2, "malformed-json"));
+            assert_eq!(progress, vec![1, 2, 3, 4]);
+        } else {
+            want.push("ls".into());
+            assert_eq!(r.unwrap().summary.to_json()["calls"], 13);
+            assert_eq!(progress, vec![1, 2, 3, 4, 5]);
+        }
+        assert_eq!(recs, want, "strict {strict}");
+    }
+}

@@ -25,8 +25,8 @@ pub struct BashPool {
     /// check is a pure function of the text, and a process start costs about a millisecond:
     /// `check --launch all` and repair ask the same text of many launches.
     syntax: Mutex<HashMap<SyntaxKey, Result<(), String>>>,
-    /// Canonical forms found by [`BashPool::parse_many`], answered from here by
-    /// [`BashPool::parse`] and [`BashPool::validate`] (extglob off).
+    /// Canonical forms found by [`BashPool::parse_many`] and [`BashPool::parse`], answered from
+    /// here by [`BashPool::parse`] and [`BashPool::validate`] (extglob off).
     parsed: Mutex<HashMap<Vec<u8>, String>>,
 }
 
@@ -83,19 +83,19 @@ thread_local! {
 }
 
 impl CpuPin {
-    fn here() -> Option<CpuPin> {
-        if let Some(cpu) = PINNED.with(|p| p.get()) {
-            return Some(CpuPin { cpu, saved: None });
-        }
+    /// Pinning is on (`IEC_WITNESS_PIN`), read once.
+    fn enabled() -> bool {
         static ENABLED: OnceLock<bool> = OnceLock::new();
-        if !*ENABLED.get_or_init(|| iec_core::config::current().witness_pin) {
-            return None;
-        }
-        let cpu = rustix::thread::sched_getcpu();
-        if cpu >= CpuSet::MAX_CPU {
-            return None;
-        }
-        let saved = rustix::thread::sched_getaffinity(None).ok()?;
+        *ENABLED.get_or_init(iec_core::config::witness_pin)
+    }
+
+    /// The outer pin of this thread, if it holds one.
+    fn nested() -> Option<CpuPin> {
+        PINNED.with(|p| p.get()).map(|cpu| CpuPin { cpu, saved: None })
+    }
+
+    /// Keeps this thread on CPU `cpu` (and marks it pinned), restoring `saved` on drop.
+    fn pin(cpu: usize, saved: CpuSet) -> Option<CpuPin> {
         let mut one = CpuSet::new();
         one.set(cpu);
         rustix::thread::sched_setaffinity(None, &one).ok()?;
@@ -104,6 +104,39 @@ impl CpuPin {
             cpu,
             saved: Some(saved),
         })
+    }
+
+    /// Keeps this thread on the `k`-th CPU (modulo their number) of those it may run on.
+    fn nth(k: usize) -> Option<CpuPin> {
+        if let Some(p) = CpuPin::nested() {
+            return Some(p);
+        }
+        if !CpuPin::enabled() {
+            return None;
+        }
+        let saved = rustix::thread::sched_getaffinity(None).ok()?;
+        let n = saved.count() as usize;
+        let cpu = (0..CpuSet::MAX_CPU)
+            .filter(|&c| saved.is_set(c))
+            .nth(k % n.max(1))?;
+        CpuPin::pin(cpu, saved)
+    }
+
+    fn here() -> Option<CpuPin> {
+        if let Some(p) = CpuPin::nested() {
+            return Some(p);
+        }
+        if !CpuPin::enabled() {
+            return None;
+        }
+        // glibc's, not rustix's: glibc reads the CPU from the thread's rseq area, where rustix
+        // parses the vDSO's ELF image on its first call (a cost every hook process paid, and
+        // one that valgrind cannot run).
+        // SAFETY: no arguments; returns the CPU or -1.
+        let cpu = unsafe { libc::sched_getcpu() };
+        let cpu = usize::try_from(cpu).ok().filter(|&c| c < CpuSet::MAX_CPU)?;
+        let saved = rustix::thread::sched_getaffinity(None).ok()?;
+        CpuPin::pin(cpu, saved)
     }
 }
 
@@ -208,6 +241,19 @@ impl BashPool {
             None
         } else {
             CpuPin::here()
+        }
+    }
+
+    /// Keeps the calling thread on the `k`-th of the CPUs it may run on (counted modulo their
+    /// number) until the guard drops: for worker `k` of a thread pool that runs many checks in
+    /// turn, so that they pay for pinning once (each check pins on its own otherwise, two
+    /// `sched_setaffinity` calls) and the workers spread over the CPUs. Within it, pins of
+    /// this thread ([`BashPool::hold_cpu`], each question) reuse it.
+    pub fn hold_cpu_for_worker(&self, k: usize) -> Option<CpuPin> {
+        if self.cold {
+            None
+        } else {
+            CpuPin::nth(k)
         }
     }
 
@@ -321,6 +367,10 @@ impl BashPool {
             Err(e) => return Err(e),
         };
         match wrapped {
+            Parse::Ok { canonical: c } if canonical && !extglob => {
+                self.remember(text, &c);
+                Ok(Parse::Ok { canonical: c })
+            }
             ok @ (Parse::Ok { .. } | Parse::EndOnly { .. }) => Ok(ok),
             Parse::Error { message: wrapped } => match self.bash_n(text, extglob)? {
                 Err(message) => Ok(Parse::Error { message }),
@@ -390,6 +440,21 @@ impl BashPool {
             }
         });
         found.into_inner()
+    }
+
+    /// Keeps the canonical form of `text` (extglob off) for [`BashPool::parse`] and
+    /// [`BashPool::validate`] to answer the next time it is asked: a parse is a pure function
+    /// of the text, and a scan asks the same text for many calls (a command substitution's
+    /// body, `date +%F`, in many commands).
+    fn remember(&self, text: &[u8], canonical: &str) {
+        if self.cold || text.len() > SYNTAX_MEMO_TEXT {
+            return;
+        }
+        let mut memo = self.parsed.lock().unwrap();
+        if memo.len() >= PARSE_MEMO_ENTRIES {
+            memo.clear();
+        }
+        memo.insert(text.to_vec(), canonical.to_string());
     }
 
     /// One batch of [`BashPool::parse_many`], halved while it fails.

@@ -549,3 +549,74 @@ fn many_parse_equals_single_parses() {
         );
     }
 }
+
+/// A pool keeps the canonical form of each text it parsed on its own (issue 20: a scan asked
+/// `date +%F`, the body of a command substitution, once for every command holding it): asked
+/// again, every text gets the answer its first question got and a fresh pool gives, whether
+/// it parses, does not, parses only at the end of input, or goes through the gate's `bash -n`.
+#[test]
+fn a_repeated_parse_answers_as_the_first() {
+    let mut texts: Vec<&[u8]> = PAIR_TEXTS.to_vec();
+    texts.extend_from_slice(&[
+        b"date +%F",
+        b"echo \"today $(date +%F)\" < /dev/null",
+        b"cat <<'EOF' > notes.md\nline\n$NOT_EXPANDED\nEOF",
+        b"echo a \\",
+        b"echo 'unterminated",
+        b"}; echo broke",
+        b"# only a comment",
+        b"",
+    ]);
+    let shape = |p: &Parse| (std::mem::discriminant(p), p.canonical().map(str::to_string));
+    let pool = BashPool::new();
+    let first: Vec<_> = texts
+        .iter()
+        .map(|t| shape(&pool.parse(t, false).unwrap()))
+        .collect();
+    for (t, want) in texts.iter().zip(&first) {
+        assert_eq!(&shape(&pool.parse(t, false).unwrap()), want, "{t:?} again");
+        assert_eq!(
+            &shape(&BashPool::new().parse(t, false).unwrap()),
+            want,
+            "{t:?} fresh"
+        );
+        let v = pool.validate(t, false).unwrap();
+        assert_eq!(
+            v.parses(),
+            BashPool::new().validate(t, false).unwrap().parses(),
+            "{t:?}"
+        );
+    }
+}
+
+/// Worker `k` of a scan is kept on the `k`-th CPU it may run on for a run of checks, the
+/// pins of its questions reuse that one, and its CPU mask comes back when the guard drops.
+#[test]
+fn worker_pins_spread_over_the_cpus_and_restore_the_mask() {
+    use rustix::thread::{sched_getaffinity, CpuSet};
+    if std::env::var("IEC_WITNESS_PIN").is_ok_and(|v| v == "0") {
+        return;
+    }
+    let before = sched_getaffinity(None).unwrap();
+    let allowed: Vec<usize> = (0..CpuSet::MAX_CPU).filter(|&c| before.is_set(c)).collect();
+    let pool = BashPool::new();
+    for k in 0..allowed.len() + 1 {
+        let outer = pool.hold_cpu_for_worker(k).expect("pinned");
+        let mask = sched_getaffinity(None).unwrap();
+        assert_eq!(mask.count(), 1, "worker {k}");
+        assert!(mask.is_set(allowed[k % allowed.len()]), "worker {k}");
+        let inner = pool.hold_cpu().expect("nested pin");
+        drop(inner);
+        assert!(
+            sched_getaffinity(None).unwrap() == mask,
+            "an inner pin keeps the outer one"
+        );
+        // A question under the pin is answered.
+        assert!(pool.parse(b"echo pinned", false).unwrap().parses());
+        drop(outer);
+        assert!(
+            sched_getaffinity(None).unwrap() == before,
+            "worker {k}: mask restored"
+        );
+    }
+}
