@@ -399,26 +399,7 @@ fn shadowed_names_reached_otherwise_red_team_round8() {
         // finds no program.
         ("rg-missing", "rg -c TODO f.txt", "diverges", "unknown"),
     ];
-    let payloads: Vec<Payload> = cases
-        .iter()
-        .map(|(id, c, _, _)| Payload {
-            id: id.to_string(),
-            command: format!("{FIXTURE}{c}"),
-        })
-        .collect();
-    let rep = agree(&support::spec("2.1.332"), "claude-code-2.1.332-linux", &payloads).expect("agree run");
-    let mut bad = Vec::new();
-    for (a, (id, _, observed, predicted)) in rep.results.iter().zip(cases) {
-        assert_eq!(a.id, *id);
-        let (o, p) = (&a.observed["verdict"], &a.predicted["verdict"]);
-        if o != observed || p != predicted || !a.verdict_agree {
-            bad.push(format!(
-                "{id}: observed {o} (want {observed}), predicted {p} (want {predicted})\n    direct: {}\n    harness: {}",
-                a.observed["direct"], a.observed["tool_result"]
-            ));
-        }
-    }
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_cases_agree_on_2_1_332(cases);
 }
 
 /// The real 2.1.332 snapshot defines `rg` only when `hash rg` fails: sourced by bash with an
@@ -684,6 +665,12 @@ fn locale_diagnostics_and_case_folding_red_team_round10() {
             "corresponds",
         ),
     ];
+    assert_cases_agree_on_2_1_332(cases);
+}
+
+/// Runs each case `(id, text, observed verdict, predicted verdict)` after the fixture through
+/// real 2.1.332 and `iec check` on its launch, and asserts both verdicts and their agreement.
+fn assert_cases_agree_on_2_1_332(cases: &[(&str, &str, &str, &str)]) {
     let payloads: Vec<Payload> = cases
         .iter()
         .map(|(id, c, _, _)| Payload {
