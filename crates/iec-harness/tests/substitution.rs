@@ -295,7 +295,6 @@ fn snapshot_functions_are_the_tables() {
 /// crates/iec-check/tests/substitution_red_team_round8.rs.
 #[test]
 fn shadowed_names_reached_otherwise_red_team_round8() {
-    use iec_harness::agree::{agree, Payload};
     if claude_binary().is_none() {
         return;
     }
@@ -399,7 +398,7 @@ fn shadowed_names_reached_otherwise_red_team_round8() {
         // finds no program.
         ("rg-missing", "rg -c TODO f.txt", "diverges", "unknown"),
     ];
-    assert_cases_agree_on_2_1_332(cases);
+    assert_cases_agree_on_2_1_332(FIXTURE, cases);
 }
 
 /// The real 2.1.332 snapshot defines `rg` only when `hash rg` fails: sourced by bash with an
@@ -463,7 +462,6 @@ fn rg_function_only_without_rg_on_path_red_team_round8() {
 /// crates/iec-check/tests/data/launch-verdicts.toml.
 #[test]
 fn locale_diagnostics_and_case_folding_red_team_round10() {
-    use iec_harness::agree::{agree, Payload};
     if claude_binary().is_none() {
         return;
     }
@@ -665,17 +663,18 @@ fn locale_diagnostics_and_case_folding_red_team_round10() {
             "corresponds",
         ),
     ];
-    assert_cases_agree_on_2_1_332(cases);
+    assert_cases_agree_on_2_1_332(FIXTURE, cases);
 }
 
-/// Runs each case `(id, text, observed verdict, predicted verdict)` after the fixture through
+/// Runs each case `(id, text, observed verdict, predicted verdict)` after `fixture` through
 /// real 2.1.332 and `iec check` on its launch, and asserts both verdicts and their agreement.
-fn assert_cases_agree_on_2_1_332(cases: &[(&str, &str, &str, &str)]) {
+fn assert_cases_agree_on_2_1_332(fixture: &str, cases: &[(&str, &str, &str, &str)]) {
+    use iec_harness::agree::{agree, Payload};
     let payloads: Vec<Payload> = cases
         .iter()
         .map(|(id, c, _, _)| Payload {
             id: id.to_string(),
-            command: format!("{FIXTURE}{c}"),
+            command: format!("{fixture}{c}"),
         })
         .collect();
     let rep = agree(&support::spec("2.1.332"), "claude-code-2.1.332-linux", &payloads).expect("agree run");
