@@ -952,12 +952,44 @@ fn assignment(w: &str) -> Option<usize> {
     (b.get(j) == Some(&b'=')).then_some(j)
 }
 
+/// An unquoted brace expansion or `${…}` with its `\!` spelled `!` where the two expand alike:
+/// quote removal takes the backslash, and `!` is literal there but before `(` (an extglob) or
+/// right after `${` (indirection), which are left alone (Claude Code 2.1.72 writes `{\!,x}` and
+/// `${HOME:+\!}` for `{!,x}` and `${HOME:+!}`: red team round 11,
+/// bang_in_unquoted_brace_or_parameter_word_is_literal). Only where no quote, backquote or other
+/// `$` could change the context: `"\!"` keeps its backslash, `$((\!0))` is an error.
+fn unescape_bang(d: &str, from: usize) -> String {
+    let b = d.as_bytes();
+    if !d.contains("\\!") || d[from.min(d.len())..].contains(['\'', '"', '`', '$']) {
+        return d.to_string();
+    }
+    let mut out = String::with_capacity(d.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            let c = d[i + 1..].chars().next().unwrap_or('\\');
+            if c == '!' && i > from && b.get(i + 2) != Some(&b'(') {
+                out.push('!');
+            } else {
+                out.push('\\');
+                out.push(c);
+            }
+            i += 1 + c.len_utf8();
+            continue;
+        }
+        let n = d[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&d[i..i + n]);
+        i += n;
+    }
+    out
+}
+
 /// The segments of one word as written. `value`: the word is an assignment's value (no
 /// pathname expansion; `~` expands after `:` too).
 fn segments(w: &str, value: bool) -> Option<Vec<Seg>> {
     let s = w.as_bytes();
     if brace_expands(s) {
-        return Some(vec![Seg::Dyn(w.to_string(), false)]);
+        return Some(vec![Seg::Dyn(unescape_bang(w, 0), false)]);
     }
     let mut out: Vec<Seg> = Vec::new();
     let mut lit = String::new();
@@ -970,7 +1002,11 @@ fn segments(w: &str, value: bool) -> Option<Vec<Seg>> {
             out.push(Seg::Lit(std::mem::take(lit)));
         }
         *quoted = false;
-        out.push(Seg::Dyn(d.to_string(), q));
+        let d = match q {
+            false if d.starts_with("${") => unescape_bang(d, 2),
+            _ => d.to_string(),
+        };
+        out.push(Seg::Dyn(d, q));
     };
     let mut quoted_any = false;
     let mut i = 0;
@@ -1138,6 +1174,22 @@ mod tests {
 
     fn w(x: &str) -> Vec<Seg> {
         segments(x, false).unwrap()
+    }
+
+    /// Red team round 11, real Claude Code 2.1.72 runs: `{\!,x}` and `${HOME:+\!}` (its
+    /// rendering of `{!,x}` and `${HOME:+!}` in a text holding a `'`) gave the program `!` and
+    /// `x`, and `!`, as the text did; `a{!,\\!}b` and bash give `a!b` and `a\!b`.
+    #[test]
+    fn bang_in_unquoted_brace_or_parameter_word_is_literal() {
+        assert_eq!(w("{\\!,x}"), w("{!,x}"));
+        assert_eq!(w("${HOME:+\\!}"), w("${HOME:+!}"));
+        assert_eq!(w("a{\\!,\\\\!}b"), w("a{!,\\\\!}b"));
+        // Not where the backslash stays or the `!` is special.
+        assert_ne!(w("\"${HOME:+\\!}\""), w("\"${HOME:+!}\""));
+        assert_ne!(w("${\\!v}"), w("${!v}"));
+        assert_ne!(w("{\\!(a),b}"), w("{!(a),b}"));
+        assert_ne!(w("{\\!,$x}"), w("{!,$x}"));
+        assert_ne!(w("a{\\\\!,x}"), w("a{\\!,x}"));
     }
 
     #[test]

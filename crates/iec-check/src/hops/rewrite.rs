@@ -87,7 +87,16 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
             Ok(Flow::Next)
         }
         Some(p) => {
-            let silent = p.parses();
+            let mut silent = p.parses();
+            // The rewritten text runs inside the harness's wrapper, where a text that parses
+            // alone may not: Gemini CLI's `;` after a trailing backslash is an escaped `;`, and
+            // the group's `}` after it an argument (`{ a \; }; …`: a syntax error, exit 2).
+            if let Some(w) = launch.wrapper.as_ref().filter(|w| !w.eval) {
+                if silent && launch.spawn.shell == iec_launches::ShellId::Bash {
+                    let p = render::payload(&w.payload, &text, w.stdin_suffix.as_deref());
+                    silent = run.parse(&render::fill(&w.template, &p.words))?.parses();
+                }
+            }
             let m = classify::mechanism(&intended, &text);
             run.diverge(
                 Hop::HarnessRewrite,
