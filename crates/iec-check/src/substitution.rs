@@ -485,20 +485,28 @@ fn after_prefixes(c: &Command) -> &[Vec<Seg>] {
     w
 }
 
+/// The arguments of a command whose name (after [`after_prefixes`]) is one
+/// of `names`, a leading `--` skipped; `None` for any other command.
+fn builtin_args<'a>(c: &'a Command, names: &[&str]) -> Option<&'a [Vec<Seg>]> {
+    let w = after_prefixes(c);
+    let name = literal(w.first()?)?;
+    if !names.contains(&name.as_str()) {
+        return None;
+    }
+    let args = &w[1..];
+    Some(match args.first().and_then(|a| literal(a)).as_deref() {
+        Some("--") => &args[1..],
+        _ => args,
+    })
+}
+
 /// The text an `eval` command runs (its arguments joined by spaces, as bash does): `Some(Ok)`
 /// when every argument is static, `Some(Err(word))` naming a word known only at run time,
 /// `None` when `c` is not an `eval`. The snapshot's functions are defined in the shell that
 /// evaluates it, so the names it calls are looked up as the text's own (a real 2.1.332 run:
 /// `eval grep -r TODO d` runs ugrep).
 pub fn eval_text(c: &Command) -> Option<Result<String, String>> {
-    let w = after_prefixes(c);
-    if w.first().and_then(|f| literal(f)).as_deref() != Some("eval") {
-        return None;
-    }
-    let mut args = &w[1..];
-    if args.first().and_then(|a| literal(a)).as_deref() == Some("--") {
-        args = &args[1..];
-    }
+    let args = builtin_args(c, &["eval"])?;
     let mut parts = Vec::new();
     for a in args {
         match literal(a) {
@@ -514,14 +522,7 @@ pub fn eval_text(c: &Command) -> Option<Result<String, String>> {
 /// substitute and was "corresponds"). `Err` with the word when the action is known only at run
 /// time; `None` for other commands, `trap -p`, `trap -l`, `trap - SIG` and `trap SIG`.
 pub fn trap_text(c: &Command) -> Option<Result<String, String>> {
-    let w = after_prefixes(c);
-    if w.first().and_then(|f| literal(f)).as_deref() != Some("trap") {
-        return None;
-    }
-    let mut args = &w[1..];
-    if args.first().and_then(|a| literal(a)).as_deref() == Some("--") {
-        args = &args[1..];
-    }
+    let args = builtin_args(c, &["trap"])?;
     if args.len() < 2 {
         return None;
     }
@@ -538,17 +539,7 @@ pub fn trap_text(c: &Command) -> Option<Result<String, String>> {
 /// TODO d'` ran the substitute and was "corresponds". Other sourced files are not looked into
 /// (docs/limits.md).
 pub fn sourced_stream(c: &Command) -> Option<String> {
-    let w = after_prefixes(c);
-    if !matches!(
-        w.first().and_then(|f| literal(f)).as_deref(),
-        Some("." | "source")
-    ) {
-        return None;
-    }
-    let mut args = &w[1..];
-    if args.first().and_then(|a| literal(a)).as_deref() == Some("--") {
-        args = &args[1..];
-    }
+    let args = builtin_args(c, &[".", "source"])?;
     let file = args.first()?;
     let stream = match literal(file) {
         Some(f) => {
