@@ -1250,13 +1250,15 @@ fn choose(seen: &[Seen], candidates: &[Candidate], paths: &Paths) -> anyhow::Res
             }
             bail!("{UNSUPPORTED}no ported rendering reproduces every marker's wrapper text:{why}");
         }
-        many if source_order(many).is_some() => Ok(source_order(many).expect("checked").clone()),
-        many => bail!(
-            "{UNSUPPORTED}the markers do not tell these renderings apart: {:?}",
-            many.iter()
-                .map(|c| (&c.steps, c.rendering, &c.template))
-                .collect::<Vec<_>>()
-        ),
+        many => match source_order(many) {
+            Some(c) => Ok(c.clone()),
+            None => bail!(
+                "{UNSUPPORTED}the markers do not tell these renderings apart: {:?}",
+                many.iter()
+                    .map(|c| (&c.steps, c.rendering, &c.template))
+                    .collect::<Vec<_>>()
+            ),
+        },
     }
 }
 
