@@ -195,7 +195,11 @@ fn lost_pipe_output(r: &PayloadResult) -> Option<(String, String)> {
         true => digit_runs(s),
         false => s.to_string(),
     };
-    (!want.is_empty() && !digits(&got).contains(&digits(want)))
+    // Gemini CLI 0.11 on runs the command in a pseudo-terminal of 80 columns and reports the
+    // screen: a long output line comes back broken at the width and short lines padded with
+    // spaces, so line breaks and the white space before them do not count.
+    let unbroken = |s: &str| s.lines().map(str::trim_end).collect::<String>();
+    (!want.is_empty() && !digits(&unbroken(&got)).contains(&digits(&unbroken(want))))
         .then(|| (want.to_string(), got.trim_end().to_string()))
 }
 
@@ -538,5 +542,30 @@ mod tests {
         // The shell's pid differs between the runs: digits are compared as digits.
         let pid = observe("p", &result("argvprobe x $$ | cat", "PID 123\n", "PID 45678"));
         assert_eq!(pid.verdict, "corresponds");
+    }
+
+    #[test]
+    fn gemini_pty_output_broken_at_80_columns_and_padded_still_corresponds() {
+        // Gemini CLI 0.12.0 reports the pseudo-terminal's screen: lines padded to 80 columns,
+        // a longer one broken at the width.
+        let long = format!("{{\"argv\":[\"{}\"]}}", "a".repeat(90));
+        let direct = format!("{{\"argv\":[\"|\"]}}\n{long}\n");
+        let screen = format!(
+            "{{\"argv\":[\"|\"]}}{}\n{}\n{}",
+            " ".repeat(62),
+            &long[..80],
+            &long[80..]
+        );
+        let o = observe("p", &result("argvprobe '|'; argvprobe aaa", &direct, &screen));
+        assert_eq!(o.verdict, "corresponds", "{o:?}");
+        // A pid broken at the width is still one number.
+        let pid = observe(
+            "p",
+            &result("argvprobe x $$ | cat", "PID 123456\n", "PID 1234\n56"),
+        );
+        assert_eq!(pid.verdict, "corresponds", "{pid:?}");
+        // A lost line still diverges.
+        let lost = observe("p", &result("argvprobe '|'; argvprobe aaa", &direct, &long[..80]));
+        assert_eq!(lost.verdict, "diverges");
     }
 }

@@ -279,6 +279,13 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
         &simple(|t| format!("bash -c 'argvprobe {t} \"$0\"' \\")),
     );
     add(
+        "prompt-transform",
+        Context,
+        "`${x@P}` in a command that never runs: Gemini CLI 0.13–0.39's tree-sitter gate refuses the prompt transform before any shell runs",
+        true,
+        &simple(|t| format!("argvprobe {t} a; false && argvprobe {t} \"${{x@P}}\"")),
+    );
+    add(
         "spaces",
         Rendering,
         "leading and trailing white space",
@@ -1432,6 +1439,45 @@ struct Validation {
     /// The harness's own parser refuses texts it may read otherwise than bash
     /// ([`iec_launches::unparsed`]): learned from the `unparsed` marker.
     refuse_unparsed_line: Option<String>,
+    /// Gemini CLI's tree-sitter gate ([`iec_launches::tree_sitter_gate`]): learned when every
+    /// marker the gate refuses was refused with one message and no other marker was.
+    refuse_tree_sitter_error: Option<String>,
+    /// The gate refuses the `@P` prompt transform too (the `prompt-transform` marker).
+    tree_sitter_prompt_transform: bool,
+}
+
+/// Gemini CLI's tree-sitter gate, when the markers show it: the message, and whether it refuses
+/// the `@P` prompt transform. The gate is learned when every marker it refuses (without the
+/// transform rule) was refused with one message; then each marker refused with that message
+/// must be one the gate refuses (with the transform rule when the `prompt-transform` marker
+/// was refused), or the harness is not supported.
+fn learn_tree_sitter_gate(seen: &[Seen]) -> anyhow::Result<(Option<String>, bool)> {
+    use iec_launches::tree_sitter_gate::refuses;
+    let gated: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| refuses(&s.m.command, false).is_some())
+        .collect();
+    // Every one of them refused with one message, or this harness has no such gate (a refusal
+    // of some of them is another rule's, judged with the other markers).
+    let Some(msg) = gated.first().and_then(|s| s.rejected.clone()) else {
+        return Ok((None, false));
+    };
+    if gated.iter().any(|s| s.rejected.as_ref() != Some(&msg)) {
+        return Ok((None, false));
+    }
+    let transform = seen
+        .iter()
+        .any(|s| s.m.id == "prompt-transform" && s.rejected.as_ref() == Some(&msg));
+    let unexplained: Vec<&String> = seen
+        .iter()
+        .filter(|s| s.rejected.as_ref() == Some(&msg) && refuses(&s.m.command, transform).is_none())
+        .map(|s| &s.m.id)
+        .collect();
+    anyhow::ensure!(
+        unexplained.is_empty(),
+        "{UNSUPPORTED}the harness refuses {unexplained:?} with its parse gate's message ({msg:?}), which its tree-sitter parser reads without an error"
+    );
+    Ok((Some(msg), transform))
 }
 
 /// Whether a marker is a command-substitution one (`subst`, `backtick`, in any shape).
@@ -1445,9 +1491,16 @@ fn substitutes(id: &str) -> bool {
 /// substitution. Any other refusal is not a rule a launch can say.
 fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
     let by_id = |id: &str| seen.iter().find(|s| s.m.id == id).expect("marker");
+    let (refuse_tree_sitter_error, tree_sitter_prompt_transform) = learn_tree_sitter_gate(seen)?;
+    // A refusal by the parse gate, explained by it.
+    let gate_refused =
+        |s: &Seen| refuse_tree_sitter_error.is_some() && s.rejected == refuse_tree_sitter_error;
     let mut rejected_controls = Vec::new();
     let mut accepted_controls = Vec::new();
-    for s in seen.iter().filter(|s| s.m.kind == MarkerKind::Control) {
+    for s in seen
+        .iter()
+        .filter(|s| s.m.kind == MarkerKind::Control && !gate_refused(s))
+    {
         if s.rejected.is_some() {
             rejected_controls.push(s.m.id.clone());
         } else if s.outer.is_some() {
@@ -1510,6 +1563,7 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
             && !same_rule
             && !unparsed
             && !bash_rejects
+            && !gate_refused(s)
         {
             bail!(
                 "the harness refused marker {} ({:?}): {:?}",
@@ -1524,6 +1578,8 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         reject_newlines,
         reject_command_substitution,
         refuse_unparsed_line,
+        refuse_tree_sitter_error,
+        tree_sitter_prompt_transform,
     })
 }
 
@@ -1627,6 +1683,7 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
         || v.reject_newlines.is_some()
         || v.reject_command_substitution.is_some()
         || v.refuse_unparsed_line.is_some()
+        || v.refuse_tree_sitter_error.is_some()
     {
         t.push_str("\n[validate]\n");
         for (k, v) in [
@@ -1634,10 +1691,14 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
             ("reject_newlines", &v.reject_newlines),
             ("reject_command_substitution", &v.reject_command_substitution),
             ("refuse_unparsed_line", &v.refuse_unparsed_line),
+            ("refuse_tree_sitter_error", &v.refuse_tree_sitter_error),
         ] {
             if let Some(v) = v {
                 t.push_str(&format!("{k} = {}\n", toml_str(v)));
             }
+        }
+        if v.tree_sitter_prompt_transform {
+            t.push_str("tree_sitter_prompt_transform = true\n");
         }
     }
     if !chosen.steps.is_empty() {

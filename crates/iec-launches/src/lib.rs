@@ -10,6 +10,7 @@ pub mod invocation;
 pub mod render;
 pub mod resolve;
 pub mod substitutes;
+pub mod tree_sitter_gate;
 pub mod unparsed;
 
 pub use iec_core::Hop;
@@ -61,6 +62,13 @@ pub struct Validate {
     /// message. The model's certain findings are refusals; its possible ones make the check
     /// `unknown`.
     pub refuse_unparsed_line: Option<String>,
+    /// Refuse texts Gemini CLI's tree-sitter-bash gate refuses (0.11–0.39: a syntax error or
+    /// missing node, no command, see [`tree_sitter_gate`]); the value is the message.
+    pub refuse_tree_sitter_error: Option<String>,
+    /// With `refuse_tree_sitter_error`: the gate also refuses the `@P` prompt transform
+    /// (`${x@P}`; Gemini CLI 0.13 on).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tree_sitter_prompt_transform: bool,
     /// Rules of [`unparsed`] whose certain findings this harness version is not shown to
     /// refuse: they count as possible (`unknown`). Claude Code 2.1.317–2.1.322 run
     /// ``argvprobe $((`echo 1`+1))``, which 2.1.323 and later refuse (`arithmetic`).

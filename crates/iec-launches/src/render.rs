@@ -99,6 +99,15 @@ pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
             });
         }
     }
+    if let Some(msg) = &v.refuse_tree_sitter_error {
+        if let Some(f) = crate::tree_sitter_gate::refuses(text, v.tree_sitter_prompt_transform) {
+            return Some(Rejection {
+                rule: f.rule(),
+                message: msg.clone(),
+                offset: f.offset(),
+            });
+        }
+    }
     if let Some(msg) = &v.refuse_unparsed_line {
         if let Some(u) = crate::unparsed::unparsed_line(text).filter(|u| certain_here(v, u)) {
             return Some(Rejection {
@@ -237,7 +246,7 @@ pub fn rewrite_step(step: &str, text: &str) -> (String, Option<String>) {
 }
 
 /// JavaScript `String.prototype.trim` white space.
-fn is_js_whitespace(c: char) -> bool {
+pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'

@@ -1,0 +1,278 @@
+//! Gemini CLI's parse gate (`iec_launches::tree_sitter_gate`) against the harness's own parser:
+//! npm `web-tree-sitter` 0.25.10 with `tree-sitter-bash` 0.25.1 (what Gemini CLI 0.11–0.39's
+//! `^0.25.10` / `^0.25.0` install today) under node, running Gemini CLI's
+//! `parseBashCommandDetails` walk (`collectCommandDetails`, `normalizeCommandName`,
+//! `hasPromptCommandTransform`, copied from `@google/gemini-cli-core` 0.25.0's
+//! `utils/shell-utils.js`). Every text of the corpora must give the same facts on both sides:
+//! empty, has an error, how many commands, and whether an expansion applies `@P`.
+
+use iec_launches::tree_sitter_gate::inspect;
+use iec_testkit::gen;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const WEB_TREE_SITTER: &str = "web-tree-sitter@0.25.10";
+const TREE_SITTER_BASH: &str = "tree-sitter-bash@0.25.1";
+
+/// Gemini CLI's walk, as in its `shell-utils.js`; prints one JSON line per input line.
+const ORACLE: &str = r#"
+import { Parser, Language } from 'web-tree-sitter';
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+const root = process.argv[2];
+await Parser.init();
+const lang = await Language.load(fs.readFileSync(path.join(root, 'node_modules/tree-sitter-bash/tree-sitter-bash.wasm')));
+const parser = new Parser();
+parser.setLanguage(lang);
+function normalizeCommandName(raw) {
+  if (raw.length >= 2) {
+    const first = raw[0]; const last = raw[raw.length - 1];
+    if ((first === '"' && last === '"') || (first === "'" && last === "'")) return raw.slice(1, -1);
+  }
+  const trimmed = raw.trim();
+  if (!trimmed) return trimmed;
+  return trimmed.split(/[\\/]/).pop() ?? trimmed;
+}
+function extractNameFromNode(node) {
+  switch (node.type) {
+    case 'command': { const n = node.childForFieldName('name'); return n ? normalizeCommandName(n.text) : null; }
+    case 'declaration_command': case 'unset_command': case 'test_command': {
+      const c = node.child(0); return c ? normalizeCommandName(c.text) : null; }
+    default: return null;
+  }
+}
+function hasPromptCommandTransform(root) {
+  const stack = [root];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (current.type === 'expansion') {
+      for (let i = 0; i < current.childCount - 1; i += 1) {
+        const op = current.child(i); const tr = current.child(i + 1);
+        if (op?.text === '@' && tr?.text?.toLowerCase() === 'p') return true;
+      }
+    }
+    for (let i = current.namedChildCount - 1; i >= 0; i -= 1) { const c = current.namedChild(i); if (c) stack.push(c); }
+  }
+  return false;
+}
+const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+for await (const line of rl) {
+  const text = JSON.parse(line);
+  if (!text.trim()) { console.log(JSON.stringify({ empty: true, error: false, commands: 0, transform: false })); continue; }
+  const tree = parser.parse(text);
+  let commands = 0;
+  const stack = [tree.rootNode];
+  while (stack.length) {
+    const c = stack.pop();
+    if (extractNameFromNode(c)) commands += 1;
+    for (let i = c.namedChildCount - 1; i >= 0; i -= 1) { const ch = c.namedChild(i); if (ch) stack.push(ch); }
+  }
+  console.log(JSON.stringify({ empty: false, error: tree.rootNode.hasError, commands, transform: hasPromptCommandTransform(tree.rootNode) }));
+  tree.delete();
+}
+"#;
+
+/// The npm packages, installed once into the project's cache.
+fn packages() -> Option<PathBuf> {
+    let dir = iec_harness::launch::harness_cache_dir()
+        .expect("cache dir")
+        .join("npm-tree-sitter-bash-0.25.1");
+    let wasm = |d: &Path| {
+        let w = d.join("node_modules/tree-sitter-bash/tree-sitter-bash.wasm");
+        (w.exists() && d.join("node_modules/web-tree-sitter/package.json").exists()).then_some(())
+    };
+    match iec_harness::npm::install_cached(
+        &dir,
+        WEB_TREE_SITTER,
+        &[&[TREE_SITTER_BASH]],
+        wasm,
+        "no tree-sitter-bash.wasm",
+    ) {
+        Ok(()) => Some(dir),
+        Err(e) if std::env::var("IEC_SKIP_NPM").as_deref() == Ok("1") => {
+            println!("SKIPPED (IEC_SKIP_NPM=1): {e:#}");
+            None
+        }
+        Err(e) => panic!("{e:#}\n(set IEC_SKIP_NPM=1 to skip this differential test)"),
+    }
+}
+
+/// What node's walk says for each text, one JSON value per text.
+fn oracle(root: &Path, texts: &[String]) -> Vec<serde_json::Value> {
+    // ES modules resolve packages from the script's own folder.
+    let script = tempfile::Builder::new()
+        .prefix("oracle-")
+        .suffix(".mjs")
+        .tempfile_in(root)
+        .unwrap();
+    std::fs::write(script.path(), ORACLE).unwrap();
+    let mut child = Command::new("node")
+        .arg(script.path())
+        .arg(root)
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node runs (tests need node and npm)");
+    let mut stdin = child.stdin.take().unwrap();
+    let input: String = texts
+        .iter()
+        .map(|t| serde_json::to_string(t).unwrap() + "\n")
+        .collect();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "node: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), texts.len(), "node answered every text");
+    lines
+}
+
+/// Hand-picked texts around the gate's rules.
+fn edge_cases() -> Vec<String> {
+    [
+        "",
+        "  \t",
+        "x=1",
+        "x=1 y=2",
+        "# only a comment",
+        "echo hi # and a comment",
+        "export A=1",
+        "unset A",
+        "[[ -n x ]]",
+        "[ -n x ]",
+        "local x",
+        "\"\" a",
+        "'' a",
+        "./ a",
+        "/usr/bin/ x",
+        "a\\ b",
+        "echo ${x@P}",
+        "echo \"${x@P}\"",
+        "echo ${x@p}",
+        "echo ${x@Q}",
+        "echo ${x@U} ${x@a}",
+        "argvprobe a; false && argvprobe \"${x@P}\"",
+        "bash -c 'argvprobe X \"$0\"' \\",
+        "echo a \\",
+        "echo 'unterminated",
+        "echo \"unterminated",
+        "echo $((1+",
+        "cat <<EOF\nbody\nEOF",
+        "cat <<EOF\nbody",
+        "cat <<'EOF' | cat\n$x\nEOF",
+        "case x in a) echo a;; esac",
+        "if true; then echo a; fi",
+        "for i in 1 2; do echo $i; done",
+        "f() { echo a; }; f",
+        "(echo a)",
+        "{ echo a; }",
+        "echo a &",
+        "echo a & echo b",
+        "coproc cat",
+        "time echo a",
+        "! true",
+        "echo $(echo a)",
+        "echo `echo a`",
+        "echo <(echo a)",
+        "a=$(echo b)",
+        "echo a | ",
+        "echo a &&",
+        "echo a;;",
+        "echo a\r",
+        "printf '%s\\n' 'a != b'",
+        "echo {a,b}",
+        "echo $'a\\nb'",
+        "echo $\"a\"",
+        "arr=(1 2); echo ${arr[@]}",
+        "echo ${#x} ${x:-y} ${x/a/b} ${x^^}",
+        "[[ $x =~ ^a(b|c)$ ]]",
+        "(( x = 1 + 2 ))",
+        "echo \u{85} \u{7f}",
+        "echo é ✓ 𝄞",
+        "declare -A m=([a]=1)",
+        "select x in a b; do break; done",
+        "while read -r l; do echo \"$l\"; done < /dev/null",
+        "echo a >| f",
+        "echo a &> /dev/null",
+        "exec 3>&1",
+        "\\echo a",
+        "'echo' a",
+        "\"/bin/echo\" a",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn gemini_tree_sitter_gate_matches_the_npm_parser_on_every_corpus_text() {
+    let Some(root) = packages() else { return };
+    let mut texts = edge_cases();
+    texts.extend(
+        iec_harness::learn::markers("0a1b2c3d4e")
+            .into_iter()
+            .map(|m| m.command),
+    );
+    texts.extend(iec_harness::hazard_payloads(300, 7).into_iter().map(|(_, t)| t));
+    texts.extend(
+        iec_harness::action_hazard_payloads(300, 7)
+            .into_iter()
+            .map(|(_, t)| t),
+    );
+    let mut r = gen::Rng::new(0x7ee5);
+    let n = iec_testkit::rotation::count("IEC_GATE_CASES", 3000, usize::MAX);
+    for _ in 0..n {
+        texts.push(gen::script(&mut r));
+        texts.push(gen::broken(&mut r));
+        texts.push(gen::hostile_string(&mut r));
+    }
+    let node = oracle(&root, &texts);
+    let mut wrong = Vec::new();
+    let (mut refused, mut errors, mut none, mut transforms) = (0, 0, 0, 0);
+    for (text, want) in texts.iter().zip(&node) {
+        let v = inspect(text);
+        let got = serde_json::json!({
+            "empty": v.empty,
+            "error": v.error.is_some(),
+            "commands": if v.empty { 0 } else { v.commands },
+            "transform": v.prompt_transform.is_some(),
+        });
+        if &got != want {
+            wrong.push(format!("{text:?}: iec {got} node {want}"));
+        }
+        errors += usize::from(v.error.is_some());
+        none += usize::from(!v.empty && v.commands == 0);
+        transforms += usize::from(v.prompt_transform.is_some());
+        refused += usize::from(iec_launches::tree_sitter_gate::refuses(text, true).is_some());
+    }
+    println!(
+        "{} texts: {refused} refused ({errors} syntax errors, {none} without a command, {transforms} @P)",
+        texts.len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "{} of {} differ:\n{}",
+        wrong.len(),
+        texts.len(),
+        wrong.join("\n")
+    );
+    // The corpora exercise every rule.
+    assert!(
+        errors > 100 && none > 0 && transforms > 0,
+        "{errors} {none} {transforms}"
+    );
+}

@@ -1,0 +1,227 @@
+//! Gemini CLI's parse gate (0.11 to 0.39 in a session that approves every call): before a
+//! shell command runs, `parseBashCommandDetails` (`utils/shell-utils.js`) parses the model's text
+//! with tree-sitter-bash (npm `tree-sitter-bash` ^0.25.0 under `web-tree-sitter` ^0.25.10, which
+//! install as 0.25.1 and 0.25.10) and the harness refuses the call when the tree has an error or
+//! a missing node, when it names no command, or (0.13 on) when an expansion applies the `@P`
+//! prompt transform. 0.11–0.23 refuse with "Command rejected because it could not be parsed
+//! safely" (`checkCommandPermissions`), 0.24 on through the policy engine ("Tool execution …
+//! denied by policy"). The same grammar and runtime versions are linked here, so the gate is the
+//! harness's own parser, not a model of it; `tests/tree_sitter_gate.rs` compares it with the
+//! npm packages under node on every text of the test corpora.
+
+/// Why the gate refuses a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateFinding {
+    /// The text is empty after JavaScript's `trim()`.
+    Empty,
+    /// The tree has an `ERROR` or `MISSING` node; the byte offset of the first.
+    SyntaxError(usize),
+    /// No node the harness counts as a command (`x=1` alone, a lone comment).
+    NoCommand,
+    /// `${var@P}`: an expansion with the prompt transform; the byte offset of the `@`.
+    PromptTransform(usize),
+}
+
+impl GateFinding {
+    /// The byte offset the finding points at.
+    pub fn offset(self) -> usize {
+        match self {
+            Self::Empty | Self::NoCommand => 0,
+            Self::SyntaxError(o) | Self::PromptTransform(o) => o,
+        }
+    }
+
+    /// A short rule name for reports.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Self::Empty => "tree-sitter-empty",
+            Self::SyntaxError(_) => "tree-sitter-error",
+            Self::NoCommand => "tree-sitter-no-command",
+            Self::PromptTransform(_) => "tree-sitter-prompt-transform",
+        }
+    }
+}
+
+/// A text as UTF-16 code units, with the way back to UTF-8 byte offsets.
+struct Utf16 {
+    units: Vec<u16>,
+    /// The UTF-8 byte offset of each code unit (a surrogate pair's two units share one).
+    to_byte: Vec<usize>,
+}
+
+impl Utf16 {
+    fn new(text: &str) -> Self {
+        let (mut units, mut to_byte) = (Vec::new(), Vec::new());
+        let mut buf = [0u16; 2];
+        for (at, c) in text.char_indices() {
+            for u in c.encode_utf16(&mut buf) {
+                units.push(*u);
+                to_byte.push(at);
+            }
+        }
+        to_byte.push(text.len());
+        Self { units, to_byte }
+    }
+
+    /// The text of a node (tree-sitter gives UTF-16 offsets in bytes).
+    fn text(&self, node: tree_sitter::Node) -> String {
+        String::from_utf16_lossy(&self.units[node.start_byte() / 2..node.end_byte() / 2])
+    }
+
+    /// The UTF-8 byte offset of a UTF-16 byte offset.
+    fn byte_offset(&self, utf16_bytes: usize) -> usize {
+        self.to_byte[(utf16_bytes / 2).min(self.to_byte.len() - 1)]
+    }
+}
+
+/// What the harness's parser reads in a text: the facts its gate decides on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GateView {
+    /// Empty after JavaScript's `trim()` (the text is not parsed).
+    pub empty: bool,
+    /// `rootNode.hasError`; the byte offset of the first `ERROR` or `MISSING` node.
+    pub error: Option<usize>,
+    /// The commands `collectCommandDetails` counts (a non-empty name each).
+    pub commands: usize,
+    /// The byte offset of the first `@P` (or `@p`) prompt transform, if any.
+    pub prompt_transform: Option<usize>,
+}
+
+/// Parses `text` as the harness does and reports what its gate looks at.
+pub fn inspect(text: &str) -> GateView {
+    let mut view = GateView {
+        empty: text.trim_matches(crate::render::is_js_whitespace).is_empty(),
+        error: None,
+        commands: 0,
+        prompt_transform: None,
+    };
+    if view.empty {
+        return view;
+    }
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&iec_tree_sitter_bash::language())
+        .expect("the linked tree-sitter-bash grammar matches the linked runtime");
+    // web-tree-sitter parses the JavaScript string as UTF-16, and error recovery weighs what it
+    // skips in bytes of that encoding: the gate parses the same units.
+    let src = Utf16::new(text);
+    // The harness refuses when `parser.parse` gives nothing; so does the gate.
+    let Some(tree) = parser.parse_utf16_le(&src.units, None) else {
+        view.error = Some(0);
+        return view;
+    };
+    let root = tree.root_node();
+    if root.has_error() {
+        view.error = Some(src.byte_offset(first_error(root).unwrap_or(0)));
+    }
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if command_name(node, &src).is_some_and(|n| !n.is_empty()) {
+            view.commands += 1;
+        }
+        if view.prompt_transform.is_none() && node.kind() == "expansion" {
+            view.prompt_transform = prompt_transform_at(node, &src).map(|at| src.byte_offset(at));
+        }
+        let mut cursor = node.walk();
+        let children: Vec<_> = node.named_children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    view
+}
+
+/// Whether Gemini CLI's gate refuses `text`; `prompt_transform` says whether the version
+/// refuses `@P` too (0.13 on).
+pub fn refuses(text: &str, prompt_transform: bool) -> Option<GateFinding> {
+    let view = inspect(text);
+    if view.empty {
+        return Some(GateFinding::Empty);
+    }
+    if let Some(at) = view.error {
+        return Some(GateFinding::SyntaxError(at));
+    }
+    if view.commands == 0 {
+        return Some(GateFinding::NoCommand);
+    }
+    match view.prompt_transform {
+        Some(at) if prompt_transform => Some(GateFinding::PromptTransform(at)),
+        _ => None,
+    }
+}
+
+/// The start byte of the first `ERROR` or `MISSING` node, in document order (a walk without
+/// recursion: generated texts nest deeply).
+fn first_error(root: tree_sitter::Node) -> Option<usize> {
+    let mut node = root;
+    loop {
+        if node.is_error() || node.is_missing() {
+            return Some(node.start_byte());
+        }
+        let mut cursor = node.walk();
+        let next = node.children(&mut cursor).find(|c| c.has_error());
+        node = next?;
+    }
+}
+
+/// `extractNameFromNode`: the command name the harness reads from a `command` (its `name`
+/// field) or from the first child of a declaration, `unset` or test command, normalised.
+fn command_name(node: tree_sitter::Node, src: &Utf16) -> Option<String> {
+    let raw = match node.kind() {
+        "command" => node.child_by_field_name("name")?,
+        "declaration_command" | "unset_command" | "test_command" => node.child(0)?,
+        _ => return None,
+    };
+    Some(normalize_command_name(&src.text(raw)))
+}
+
+/// `normalizeCommandName`: quotes of the same kind at both ends removed, else the last part
+/// after `/` or `\` of the trimmed text.
+fn normalize_command_name(raw: &str) -> String {
+    let units = raw.encode_utf16().count();
+    if units >= 2 {
+        let (first, last) = (raw.chars().next(), raw.chars().last());
+        if first == last && matches!(first, Some('"' | '\'')) {
+            return raw[1..raw.len() - 1].to_string();
+        }
+    }
+    let trimmed = raw.trim_matches(crate::render::is_js_whitespace);
+    trimmed.rsplit(['/', '\\']).next().unwrap_or(trimmed).to_string()
+}
+
+/// `hasPromptCommandTransform` for one `expansion` node: a child `@` followed by a child whose
+/// text is `P` or `p`; the byte offset of the `@`.
+fn prompt_transform_at(node: tree_sitter::Node, src: &Utf16) -> Option<usize> {
+    let mut cursor = node.walk();
+    let children: Vec<_> = node.children(&mut cursor).collect();
+    children.windows(2).find_map(|w| {
+        let (op, tr) = (src.text(w[0]), src.text(w[1]));
+        (op == "@" && tr.eq_ignore_ascii_case("p")).then(|| w[0].start_byte())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailing_backslash_after_a_wrapper_is_a_syntax_error() {
+        let f = refuses("bash -c 'argvprobe X \"$0\"' \\", false);
+        assert!(matches!(f, Some(GateFinding::SyntaxError(_))), "{f:?}");
+    }
+
+    #[test]
+    fn an_assignment_alone_names_no_command() {
+        assert_eq!(refuses("x=1", false), Some(GateFinding::NoCommand));
+        assert_eq!(refuses(" \t\n", false), Some(GateFinding::Empty));
+        assert_eq!(refuses("echo hi", false), None);
+    }
+
+    #[test]
+    fn the_prompt_transform_is_refused_only_where_the_version_does() {
+        let t = "argvprobe a; false && argvprobe \"${x@P}\"";
+        assert_eq!(refuses(t, false), None);
+        assert_eq!(
+            refuses(t, true),
+            Some(GateFinding::PromptTransform(t.find('@').unwrap()))
+        );
+    }
+}
