@@ -778,3 +778,118 @@ fn clip(s: &str) -> String {
     let head: String = s.chars().take(MAX).collect();
     format!("{head}… ({} more characters)", n - MAX)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iec_harness::openai::call_id;
+    use iec_harness::{DirectRun, Launcher, RecordedRequest};
+    use serde_json::json;
+
+    /// A Codex launch of `pwd` then `true` whose probe printed `printed`, and whose request for
+    /// the next turn echoed the probe call's `arguments`.
+    fn codex_run(printed: &str, arguments: serde_json::Value) -> HarnessRun {
+        let result = |k: usize, output: &str| PayloadResult {
+            payload: String::new(),
+            emitted: String::new(),
+            echoed: None,
+            outer: None,
+            bash_strings: vec![],
+            probe: vec![],
+            hook_input: None,
+            tool_result: Some(ToolResult {
+                tool_use_id: call_id(k),
+                is_error: false,
+                content: format!("Chunk ID: 1\nProcess exited with code 0\nOutput:\n{output}"),
+            }),
+            direct: DirectRun {
+                bash_strings: vec![],
+                probe: vec![],
+                stdout: String::new(),
+                stderr: String::new(),
+                exit_code: Some(0),
+                timed_out: false,
+            },
+        };
+        HarnessRun {
+            version: "0.171.0".into(),
+            launcher: Launcher::for_bin(Path::new("codex")),
+            results: vec![result(0, printed), result(1, "")],
+            exit_code: Some(0),
+            timed_out: false,
+            elapsed_ms: 0,
+            stdout: String::new(),
+            stderr: String::new(),
+            requests: vec![RecordedRequest {
+                at_ms: 0,
+                method: "POST".into(),
+                uri: "/v1/responses".into(),
+                body: json!({"input": [{"type": "function_call", "call_id": call_id(0),
+                    "name": "exec_command", "arguments": arguments.to_string()}]}),
+                raw: None,
+                role: "main:1".into(),
+            }],
+            unknown_paths: vec![],
+            bash_log: vec![],
+            probe_log: vec![],
+            bash_argvs: vec![],
+            hook_log: vec![],
+            hook_stderr: String::new(),
+            session_logs: vec![],
+            sandbox_root: PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn a_harness_that_runs_the_probe_elsewhere_stops_the_bench() {
+        let root = tempfile::tempdir().unwrap();
+        let probe = root.path().join(PWD_PROBE_DIR);
+        std::fs::create_dir(&probe).unwrap();
+        let dir = probe.display().to_string();
+        let calls = ["pwd", "true"];
+        // In its folder: the launch counts.
+        let run = codex_run(&format!("{dir}\n"), json!({"cmd": "pwd", "workdir": dir}));
+        launch_ran(&run, &calls, Kind::Codex, &probe).unwrap();
+        // The directory went out, and the harness ran the call in its own folder.
+        let run = codex_run(
+            &format!("{}\n", root.path().display()),
+            json!({"cmd": "pwd", "workdir": dir}),
+        );
+        let e = launch_ran(&run, &calls, Kind::Codex, &probe)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("Codex 0.171.0: the `pwd` probe in {dir} printed "))
+                && e.contains("the harness ignored (or refused) the call's working-directory parameter")
+                && e.contains("harness mode does not run the texts in the wrong folder"),
+            "{e}"
+        );
+        // The tool declared no such parameter, so the directory never went out.
+        let run = codex_run(&format!("{}\n", root.path().display()), json!({"cmd": "pwd"}));
+        let e = launch_ran(&run, &calls, Kind::Codex, &probe)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(
+                "the call went out without it: its shell tool declares no working-directory parameter"
+            ),
+            "{e}"
+        );
+        // A launch that lost a call's result is an error before the probe is read.
+        let mut run = codex_run(&format!("{dir}\n"), json!({"cmd": "pwd", "workdir": dir}));
+        run.results[1].tool_result = None;
+        let e = launch_ran(&run, &calls, Kind::Codex, &probe)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no tool result for call 1 (\"true\")"), "{e}");
+    }
+
+    #[test]
+    fn each_harness_reports_the_command_output() {
+        let codex = "Chunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 0\nOutput:\nfoo \\\n";
+        assert_eq!(command_output(Kind::Codex, codex), "foo \\\n");
+        let gemini =
+            "<untrusted_context>\nOutput: foo\nExit Code: 1\nProcess Group PGID: 9\n</untrusted_context>";
+        assert_eq!(command_output(Kind::GeminiCli, gemini), "foo");
+    }
+}
