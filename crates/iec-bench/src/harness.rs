@@ -576,7 +576,7 @@ fn judge(
 /// the root folder.
 const PWD_PROBE_DIR: &str = "pwd-probe";
 
-/// The command output inside a Codex or Gemini CLI tool result.
+/// The command output inside a tool result of `kind`.
 fn command_output(kind: Kind, content: &str) -> String {
     match kind {
         Kind::ClaudeCode => strip_reminders(content),
