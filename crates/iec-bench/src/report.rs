@@ -96,9 +96,14 @@ pub fn harness(h: &HarnessReport) -> String {
                 on.agree, on.items
             );
         }
-        None => {
-            let _ = writeln!(s, "IntAct on: not run.");
-        }
+        None => match &h.intact_on_unavailable {
+            Some(why) => {
+                let _ = writeln!(s, "IntAct on: {why}.");
+            }
+            None => {
+                let _ = writeln!(s, "IntAct on: not run.");
+            }
+        },
     }
     for d in &h.disagreements {
         let _ = writeln!(

@@ -1,5 +1,5 @@
 //! `iec bench`: IEC-Bench in replay mode (the default) or harness mode (the pairs through a
-//! real Claude Code beside replay mode's outcome on its launch).
+//! real Claude Code, Codex or Gemini CLI beside replay mode's outcome on its launch).
 
 use crate::out::{out, outln};
 use anyhow::{bail, Context, Result};
@@ -47,20 +47,30 @@ pub struct Args {
     /// go along each path and run in the task's sandbox, IntAct off and on.
     #[arg(long, value_enum, default_value = "replay")]
     mode: Mode,
-    /// The harness of `--mode harness`, `claude-code@VERSION` (installed from npm into iec's
-    /// cache unless `--harness-bin` names it); its launch is `claude-code-VERSION-linux`.
+    /// The harness of `--mode harness`: `claude-code@VERSION` (its launch is
+    /// `claude-code-VERSION-linux`; a `cd` call puts each text in its sandbox), `codex@VERSION`
+    /// or `gemini-cli@VERSION` (the learned launch whose version range holds VERSION, as `iec
+    /// check --harness` resolves it; each text runs in its sandbox through the shell tool's
+    /// `workdir`/`dir_path`, checked by a `pwd` probe per launch). Installed from npm into iec's
+    /// cache unless `--harness-bin` names it.
     #[arg(long, value_name = "NAME@VERSION", default_value = iec_bench::harness::DEFAULT_HARNESS)]
     harness: String,
     /// `--mode harness`: a prebuilt harness (a `.js` file runs under `node`).
     #[arg(long, value_name = "FILE")]
     harness_bin: Option<PathBuf>,
     /// `--mode harness`: IntAct off only (without it, IntAct on runs too: this `iec` as Claude
-    /// Code's PreToolUse hook, `iec hook claude-code --launch LAUNCH`).
+    /// Code's PreToolUse hook, `iec hook claude-code --launch LAUNCH`). Codex and Gemini CLI run
+    /// IntAct off only (iec has no hook for them), and the report says so.
     #[arg(long)]
     no_intact: bool,
-    /// `--mode harness`: pair variants per harness launch (two tool calls each).
+    /// `--mode harness`: pair variants per harness launch (Claude Code: two tool calls each;
+    /// Gemini CLI: at most 89, as it ends a prompt after 100 model turns).
     #[arg(long, default_value_t = iec_bench::harness::DEFAULT_BATCH)]
     batch: usize,
+    /// `--mode harness` with Codex or Gemini CLI: the replay model's thinking time before each
+    /// tool call, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = iec_bench::harness::DEFAULT_THINK.as_millis() as u64)]
+    think_ms: u64,
     /// `--mode agent`: the model's base URL as the vendor SDKs take it
     /// (`https://api.anthropic.com`, `https://api.openai.com/v1`, a local server).
     #[arg(long, value_name = "URL")]
@@ -191,7 +201,7 @@ fn report_json(rep: &mut iec_bench::Report, items: bool) -> Result<serde_json::V
 }
 
 /// `--mode harness`: replay mode over the pairs on the harness's launch (with every item), then
-/// the same pairs through the real harness, IntAct off and on.
+/// the same pairs through the real harness, IntAct off and (Claude Code) on.
 fn harness(a: Args) -> Result<i32> {
     if !a.paths.is_empty() {
         bail!("--paths is for replay mode: harness mode runs the launch that models --harness");
@@ -203,7 +213,8 @@ fn harness(a: Args) -> Result<i32> {
     let mut opts = iec_bench::harness::Options::new(&a.harness, &cat)?;
     opts.bin = a.harness_bin.clone();
     opts.batch = a.batch;
-    if !a.no_intact {
+    opts.think = std::time::Duration::from_millis(a.think_ms);
+    if !a.no_intact && opts.intact_unavailable().is_none() {
         let exe = std::env::current_exe().context("cannot find this iec for the IntAct hook")?;
         opts.hook = Some(format!(
             "'{}' hook claude-code --launch {}",

@@ -228,12 +228,18 @@ fn agrees_on_every_pair(version: &str) {
 fn harness_mode_refuses_what_it_cannot_run() {
     for (args, want) in [
         (
-            &["--harness", "codex@0.171.0"][..],
-            "harness mode drives Claude Code only: expected claude-code@VERSION, got \"codex@0.171.0\"",
+            &["--harness", "opencode@1.0.0"][..],
+            "harness mode drives Claude Code, Codex and Gemini CLI: expected claude-code@VERSION, \
+             codex@VERSION or gemini-cli@VERSION, got \"opencode@1.0.0\"",
         ),
         (
             &["--harness", "claude-code@"][..],
-            "harness mode drives Claude Code only",
+            "harness mode drives Claude Code, Codex and Gemini CLI",
+        ),
+        (
+            &["--harness", "codex@9.9.9"][..],
+            "no launch models codex@9.9.9: harness mode compares with replay mode on the launch \
+             whose version range holds it",
         ),
         (
             &["--harness", "claude-code@9.9.9"][..],

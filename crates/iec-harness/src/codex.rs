@@ -158,7 +158,7 @@ impl Driver for Codex {
         let mut args: Vec<OsString> = ["exec", "--skip-git-repo-check", "--json", "-C"]
             .map(OsString::from)
             .to_vec();
-        args.extend([sb.cwd.clone().into(), "go".into()]);
+        args.extend([sb.run_dir.clone().into(), "go".into()]);
         Ok(Invocation {
             args,
             env: vec![

@@ -6,7 +6,9 @@
 //!
 //! **Shell tool.** Taken from the request's own tool list (`tools[].functionDeclarations[]`):
 //! `run_shell_command` when offered, else the first declaration whose name contains `shell` or
-//! `bash`. Its arguments are `{"command": TEXT}`.
+//! `bash`. Its arguments are `{"command": TEXT}`, and the call's working directory (when the
+//! script gives one) in the string parameter the declaration has for it: `dir_path` (0.61.0),
+//! older `directory`.
 //!
 //! **Turns.** A request with a shell tool is a main-loop request; its turn is the number of
 //! `functionResponse` parts in its `contents`, so a retried request gets the same answer. Turn
@@ -74,6 +76,29 @@ fn declarations(body: &Value) -> Vec<(String, Value)> {
 
 /// The shell tool's name in a request's tool list, if any.
 pub fn shell_tool(body: &Value) -> Option<String> {
+    shell_declaration(body).map(|(n, _)| n)
+}
+
+/// The parameters the shell tool declares for the working directory of a call, newest first.
+pub const DIR_PARAMS: [&str; 2] = ["dir_path", "directory"];
+
+/// The shell tool in a request's tool list and its working-directory parameter (the first of
+/// [`DIR_PARAMS`] it declares as a string), if any.
+pub fn shell_tool_and_dir(body: &Value) -> Option<(String, Option<String>)> {
+    let (name, params) = shell_declaration(body)?;
+    let dir = DIR_PARAMS.into_iter().find(|p| {
+        params
+            .get("properties")
+            .and_then(|ps| ps.get(*p))
+            .and_then(|d| d.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.eq_ignore_ascii_case("string"))
+    });
+    Some((name, dir.map(String::from)))
+}
+
+/// The shell tool's declaration: its name and parameters schema.
+fn shell_declaration(body: &Value) -> Option<(String, Value)> {
     let decls = declarations(body);
     decls
         .iter()
@@ -84,7 +109,7 @@ pub fn shell_tool(body: &Value) -> Option<String> {
                 n.contains("shell") || n.contains("bash")
             })
         })
-        .map(|(n, _)| n.clone())
+        .cloned()
 }
 
 /// The parts of every content of a request, in order, with the content's role.
@@ -334,13 +359,13 @@ async fn models(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body:
             );
         }
     }
-    let (value, main) = read_request((&inner, &method, &uri, &body), shell_tool, |b| {
+    let (value, main) = read_request((&inner, &method, &uri, &body), shell_tool_and_dir, |b| {
         function_responses(b).len()
     });
     let reply = match inner.answer(main, || side_text(&inner, &value)).await {
-        Ok((turn, name, cmd)) => Reply::Call {
+        Ok((turn, (name, dir_param), cmd)) => Reply::Call {
             name,
-            args: json!({ "command": cmd }),
+            args: call_args(&cmd, dir_param.as_deref(), inner.workdir(turn).as_deref()),
             id: call_id(turn),
         },
         Err(text) => Reply::Text(text),
@@ -362,6 +387,16 @@ async fn models(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, body:
     } else {
         json_response(&doc)
     }
+}
+
+/// The `args` of a shell call: `{"command": TEXT}`, and the working directory in `dir_param`
+/// when the tool declares one and the call has one.
+fn call_args(command: &str, dir_param: Option<&str>, dir: Option<&str>) -> Value {
+    let mut args = json!({ "command": command });
+    if let (Some(p), Some(d)) = (dir_param, dir) {
+        args[p] = json!(d);
+    }
+    args
 }
 
 /// The answer to a side request: the smallest value of its schema when it asks for JSON, else
@@ -420,8 +455,32 @@ mod tests {
             {"name": "run_shell_command", "parametersJsonSchema": {"type": "object"}}]}]});
         assert_eq!(shell_tool(&b).as_deref(), Some("run_shell_command"));
         assert_eq!(
+            shell_tool_and_dir(&b),
+            Some(("run_shell_command".to_string(), None))
+        );
+        assert_eq!(
             shell_tool(&json!({"tools": [{"functionDeclarations": [{"name": "glob"}]}]})),
             None
         );
+    }
+
+    #[test]
+    fn a_declared_dir_path_carries_the_calls_directory() {
+        for param in DIR_PARAMS {
+            let b = json!({"tools": [{"functionDeclarations": [{"name": "run_shell_command",
+                "parametersJsonSchema": {"type": "object", "properties": {
+                    "command": {"type": "string"}, param: {"type": "string"}}}}]}]});
+            let (name, dir) = shell_tool_and_dir(&b).unwrap();
+            assert_eq!(
+                (name.as_str(), dir.as_deref()),
+                ("run_shell_command", Some(param))
+            );
+            assert_eq!(
+                call_args("ls", dir.as_deref(), Some("/w/a")),
+                json!({"command": "ls", param: "/w/a"})
+            );
+        }
+        assert_eq!(call_args("ls", Some("dir_path"), None), json!({"command": "ls"}));
+        assert_eq!(call_args("ls", None, Some("/w")), json!({"command": "ls"}));
     }
 }

@@ -82,6 +82,11 @@ pub struct LaunchOptions {
     pub bin: Option<PathBuf>,
     /// The payloads, one shell tool call each, all in one harness launch.
     pub payloads: Vec<String>,
+    /// The working directory of each payload's call (missing or `None`: the harness's own), sent
+    /// in the call's arguments where the shell tool declares a parameter for it (see
+    /// [`crate::Script::workdirs`]; Claude Code's Bash has none). The direct reference runs
+    /// stay in the sandbox's `work/`.
+    pub workdirs: Vec<Option<PathBuf>>,
     /// Bound for the harness process (and, separately, each direct run).
     pub timeout: Duration,
     /// The argv probe program (linked as `argvprobe` first on `PATH`); `None` finds it as
@@ -102,6 +107,7 @@ impl LaunchOptions {
             version: version.to_string(),
             bin,
             payloads: payloads.iter().map(|s| s.to_string()).collect(),
+            workdirs: vec![],
             timeout: Duration::from_secs(120),
             probe: None,
             think: Duration::ZERO,
@@ -288,6 +294,8 @@ pub(crate) struct Sandbox {
     pub(crate) home: PathBuf,
     pub(crate) tmp: PathBuf,
     pub(crate) cwd: PathBuf,
+    /// The harness's working directory: [`LaunchOptions::work_dir`] when given, else `cwd`.
+    pub(crate) run_dir: PathBuf,
     pub(crate) bin: PathBuf,
     pub(crate) bash_env: PathBuf,
     pub(crate) bash_log: PathBuf,
@@ -312,6 +320,7 @@ impl Sandbox {
             home: r.join("home"),
             tmp: r.join("tmp"),
             cwd: r.join("work"),
+            run_dir: r.join("work"),
             bin: r.join("bin"),
             bash_env: r.join("bash_env.sh"),
             bash_log: r.join("bash.log"),
@@ -436,14 +445,16 @@ pub(crate) type LogMark = (u64, u64);
 pub(crate) type TurnMarks = Arc<Mutex<Vec<Option<LogMark>>>>;
 
 /// Starts the replay server on `payloads`, with the sandbox's log lengths marked at each turn.
-fn replay_with_marks(
-    sb: &Arc<Sandbox>,
-    payloads: &[String],
-    think: Duration,
-) -> anyhow::Result<(TurnMarks, ReplayHandle)> {
+fn replay_with_marks(sb: &Arc<Sandbox>, opts: &LaunchOptions) -> anyhow::Result<(TurnMarks, ReplayHandle)> {
+    let payloads = &opts.payloads;
     let marks: TurnMarks = Arc::new(Mutex::new(vec![None; payloads.len() + 1]));
     let mut script = Script::commands(payloads.iter().cloned());
-    script.think = think;
+    script.think = opts.think;
+    script.workdirs = opts
+        .workdirs
+        .iter()
+        .map(|d| d.as_ref().map(|d| d.to_string_lossy().into_owned()))
+        .collect();
     let (m, sb) = (marks.clone(), sb.clone());
     script.on_turn = Some(Arc::new(move |k| {
         let mut m = m.lock().unwrap();
@@ -685,13 +696,17 @@ pub(crate) fn launch(
         Some(b) => Launcher::for_bin(b),
         None => install(&opts.version)?,
     };
-    let sb = Arc::new(Sandbox::new(&probe_or_find(&opts.probe)?)?);
-    let (marks, server) = replay_with_marks(&sb, &opts.payloads, opts.think)?;
+    let mut sb = Sandbox::new(&probe_or_find(&opts.probe)?)?;
+    if let Some(w) = &opts.work_dir {
+        sb.run_dir = w.clone();
+    }
+    let sb = Arc::new(sb);
+    let (marks, server) = replay_with_marks(&sb, opts)?;
     let how = driver.prepare(&sb, &server.base_url())?;
     let mut cmd = Command::new(&launcher.program);
     cmd.args(&launcher.prefix_args)
         .args(&how.args)
-        .current_dir(opts.work_dir.as_deref().unwrap_or(&sb.cwd))
+        .current_dir(&sb.run_dir)
         .env_clear()
         .envs(sb.env())
         .envs(how.env);

@@ -55,6 +55,9 @@ pub enum ShellArg {
 pub struct ShellTool {
     pub name: String,
     pub arg: ShellArg,
+    /// The string property that takes the call's working directory, when the tool declares one
+    /// (`workdir`: Codex's `exec_command`, `shell_command` and `shell`).
+    pub workdir: Option<String>,
 }
 
 impl ShellTool {
@@ -64,6 +67,16 @@ impl ShellTool {
             ShellArg::Text(p) => json!({ p.as_str(): command }),
             ShellArg::Argv(p) => json!({ p.as_str(): ["bash", "-lc", command] }),
         }
+    }
+
+    /// The arguments object for `command` run in `dir`: [`ShellTool::arguments`] with the
+    /// working-directory property when the tool declares one (else `dir` is not sent).
+    pub fn arguments_in(&self, command: &str, dir: Option<&str>) -> Value {
+        let mut args = self.arguments(command);
+        if let (Some(p), Some(d)) = (&self.workdir, dir) {
+            args[p.as_str()] = json!(d);
+        }
+        args
     }
 }
 
@@ -106,9 +119,11 @@ pub fn shell_tool(body: &Value) -> Option<ShellTool> {
     } else {
         ShellArg::Text("command".into())
     };
+    let workdir = (ty("workdir").as_deref() == Some("string")).then(|| "workdir".to_string());
     Some(ShellTool {
         name: name.clone(),
         arg,
+        workdir,
     })
 }
 
@@ -218,7 +233,10 @@ async fn answer(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes) -> Answ
         Some(main) => match main.command {
             Some(cmd) => Reply::Call {
                 id: call_id(main.turn),
-                arguments: main.tool.arguments(&cmd).to_string(),
+                arguments: main
+                    .tool
+                    .arguments_in(&cmd, inner.workdir(main.turn).as_deref())
+                    .to_string(),
                 name: main.tool.name,
             },
             None => Reply::Text(inner.script.final_text.clone()),
@@ -381,11 +399,27 @@ mod tests {
         let t = shell_tool(&b).unwrap();
         assert_eq!(t.name, "exec_command");
         assert_eq!(t.arguments("ls"), json!({"cmd": "ls"}));
+        // No working-directory property declared: the directory is not sent.
+        assert_eq!(t.arguments_in("ls", Some("/w")), json!({"cmd": "ls"}));
         let b = json!({"tools": [{"type": "function", "function": {"name": "shell",
             "parameters": {"properties": {"command": {"type": "array"}}}}}]});
         let t = shell_tool(&b).unwrap();
         assert_eq!(t.arguments("ls"), json!({"command": ["bash", "-lc", "ls"]}));
         assert!(shell_tool(&json!({"tools": [{"type": "function", "name": "view_image"}]})).is_none());
+    }
+
+    #[test]
+    fn a_declared_workdir_carries_the_calls_directory() {
+        let b = json!({"tools": [{"type": "function", "name": "exec_command",
+            "parameters": {"type": "object", "properties": {
+                "cmd": {"type": "string"}, "workdir": {"type": "string"}}}}]});
+        let t = shell_tool(&b).unwrap();
+        assert_eq!(t.workdir.as_deref(), Some("workdir"));
+        assert_eq!(
+            t.arguments_in("ls 'a b'", Some("/w/x y")),
+            json!({"cmd": "ls 'a b'", "workdir": "/w/x y"})
+        );
+        assert_eq!(t.arguments_in("ls", None), json!({"cmd": "ls"}));
     }
 
     #[test]

@@ -35,6 +35,11 @@ pub type TurnHook = Arc<dyn Fn(usize) + Send + Sync>;
 pub struct Script {
     /// One shell tool call per turn, in order.
     pub commands: Vec<String>,
+    /// The working directory of each call, by turn (missing or `None`: the harness's own). It
+    /// goes into the call's arguments when the shell tool declares a parameter for it (Codex's
+    /// `workdir`, Gemini CLI's `dir_path`, older `directory`); Claude Code's Bash has none, so
+    /// it is not sent there.
+    pub workdirs: Vec<Option<String>>,
     /// The final text (turn `commands.len()`), answered with `end_turn`.
     pub final_text: String,
     /// The text for requests that are not main-loop requests.
@@ -55,6 +60,7 @@ impl Script {
     {
         Script {
             commands: commands.into_iter().map(Into::into).collect(),
+            workdirs: vec![],
             final_text: "Done.".into(),
             side_text: "OK".into(),
             on_turn: None,
@@ -67,6 +73,7 @@ impl std::fmt::Debug for Script {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Script")
             .field("commands", &self.commands)
+            .field("workdirs", &self.workdirs)
             .field("final_text", &self.final_text)
             .field("side_text", &self.side_text)
             .finish_non_exhaustive()
@@ -127,6 +134,11 @@ impl Inner {
             Some(cmd) => Ok((main.turn, main.tool, cmd)),
             None => Err(self.script.final_text.clone()),
         }
+    }
+
+    /// The working directory of the script's call `turn`, if it has one.
+    pub(crate) fn workdir(&self, turn: usize) -> Option<String> {
+        self.script.workdirs.get(turn).cloned().flatten()
     }
 
     /// Runs the script's turn hook the first time a main-loop request of `turn` arrives.
