@@ -1,10 +1,11 @@
-//! The launch catalog across Claude Code versions (issue 19 acceptance): for one published
-//! version inside a range of a built-in launch, one that the launch was *not* learned on, real
-//! runs of 300 hazard payloads (150 of `hazard_payloads` and 150 of `action_hazard_payloads`,
-//! the agreement tests' seeds) agree with `iec check` on the launch that `--harness
-//! claude-code@VERSION` resolves to, on every payload.
+//! The launch catalog across harness versions (issue 19 acceptance): for one published version
+//! inside a range of a built-in launch, one that the launch was *not* learned on, real runs of
+//! 300 hazard payloads (150 of `hazard_payloads` and 150 of `action_hazard_payloads`, the
+//! agreement tests' seeds) agree with `iec check` on the launch that `--harness NAME@VERSION`
+//! resolves to, on every payload.
 //!
-//! Which ranges: every range of a built-in Claude Code Linux launch that holds a published
+//! Which harnesses: `IEC_CATALOG_HARNESS` (`claude-code`, the default, `codex`, `gemini-cli`,
+//! or `all`). Which ranges: every range of a built-in Linux launch of that harness that holds a published
 //! version outside the launch's `learned_on` and `version` (a range whose every version was
 //! learned has none, and is listed as such); of each such range, the middle one of those
 //! versions. One CI run checks `IEC_CATALOG_RANGES` of them (default 1, about 2 minutes), in a
@@ -13,8 +14,9 @@
 //! (`crates/iec-lab/scripts/catalog-agree` runs that and prints the table of
 //! `BENCHMARKS.md`). Each checked range prints one line `RANGE …` with its figures.
 //!
-//! The published versions come from `npm view @anthropic-ai/claude-code versions --json`; a
-//! version this test installed is removed again. Skips like the other real-harness tests: when
+//! The published versions come from `npm view PACKAGE versions --json`; a version this test
+//! installed is removed again. Gemini CLI's replay model takes 100 ms per call (as the catalog
+//! sweep's): 0.11–0.39 load their command parser after start-up and refuse every call before. Skips like the other real-harness tests: when
 //! npm fails and `IEC_SKIP_HARNESS=1` (or `IEC_SKIP_NPM=1`) is set, it prints `SKIPPED: …` and
 //! passes.
 
@@ -22,28 +24,47 @@ mod support;
 
 use std::time::Instant;
 
-use iec_harness::agree::{agree_observed_launch, run_observed, Payload};
+use iec_harness::agree::{agree_observed_launch, Payload};
 use iec_launches::resolve::{resolve, Version};
 use iec_launches::Catalog;
 use support::{ACTION_SEED, HAZARD_SEED};
 
+/// The harnesses this test knows: name and npm package.
+const HARNESSES: &[(&str, &str)] = &[
+    ("claude-code", "@anthropic-ai/claude-code"),
+    ("codex", "@openai/codex"),
+    ("gemini-cli", "@google/gemini-cli"),
+];
+
+/// The harnesses of this run (`IEC_CATALOG_HARNESS`).
+fn harnesses() -> Vec<(&'static str, &'static str)> {
+    match std::env::var("IEC_CATALOG_HARNESS").as_deref() {
+        Err(_) => vec![HARNESSES[0]],
+        Ok("all") => HARNESSES.to_vec(),
+        Ok(name) => vec![*HARNESSES.iter().find(|(n, _)| *n == name).unwrap_or_else(|| {
+            panic!("IEC_CATALOG_HARNESS is claude-code, codex, gemini-cli or all, not {name:?}")
+        })],
+    }
+}
+
 /// One range of a built-in launch and the version of it to run.
 #[derive(Debug)]
 struct Pick {
+    harness: &'static str,
     launch: String,
     range: [String; 2],
     /// `None`: every published version of the range was learned.
     version: Option<String>,
 }
 
-/// The published versions of Claude Code, in npm's order, or `None` when skipped.
-fn published() -> Option<Vec<String>> {
+/// The published versions of `package`, in version order, or `None` when skipped.
+fn published(package: &str) -> Option<Vec<String>> {
     support::installed(
-        "the list of published Claude Code versions",
+        &format!("the list of published {package} versions"),
         support::HARNESS_SKIP,
         || {
             let out = std::process::Command::new("npm")
-                .args(["view", "@anthropic-ai/claude-code", "versions", "--json"])
+                .args(["view", package, "versions", "--json"])
                 .output()?;
             anyhow::ensure!(
                 out.status.success(),
@@ -58,14 +79,11 @@ fn published() -> Option<Vec<String>> {
     )
 }
 
-/// Every range of the built-in Claude Code Linux launches with the version to run in it.
-fn picks(published: &[String]) -> Vec<Pick> {
+/// Every range of the built-in Linux launches of `harness` with the version to run in it.
+fn picks(harness: &'static str, published: &[String]) -> Vec<Pick> {
     let cat = Catalog::builtin();
     let mut out = Vec::new();
-    for l in cat
-        .iter()
-        .filter(|l| l.harness == "claude-code" && l.os == "linux")
-    {
+    for l in cat.iter().filter(|l| l.harness == harness && l.os == "linux") {
         for r in &l.versions {
             let (lo, hi) = (Version::parse(&r[0]).unwrap(), Version::parse(&r[1]).unwrap());
             let unlearned: Vec<&String> = published
@@ -76,6 +94,7 @@ fn picks(published: &[String]) -> Vec<Pick> {
                 })
                 .collect();
             out.push(Pick {
+                harness,
                 launch: l.id.clone(),
                 range: r.clone(),
                 version: unlearned.get(unlearned.len() / 2).map(|v| v.to_string()),
@@ -102,12 +121,18 @@ fn payloads() -> Vec<Payload> {
 
 #[test]
 fn an_unlearned_version_of_each_sampled_range_agrees_with_its_launch() {
-    let Some(published) = published() else { return };
-    let all = picks(&published);
-    assert!(
-        all.iter().any(|p| p.version.is_some()),
-        "no built-in Claude Code range holds a version it was not learned on: {all:?}"
-    );
+    let mut all = Vec::new();
+    for (harness, package) in harnesses() {
+        let Some(published) = published(package) else {
+            return;
+        };
+        let picks = picks(harness, &published);
+        assert!(
+            picks.iter().any(|p| p.version.is_some()),
+            "no built-in {harness} range holds a version it was not learned on: {picks:?}"
+        );
+        all.extend(picks);
+    }
     for p in all.iter().filter(|p| p.version.is_none()) {
         eprintln!(
             "RANGE {}..{} {}: every published version was learned, none left to check",
@@ -121,21 +146,31 @@ fn an_unlearned_version_of_each_sampled_range_agrees_with_its_launch() {
     let mut failures = Vec::new();
     for p in sample(all) {
         let version = p.version.clone().unwrap();
-        // What `iec check --harness claude-code@VERSION` resolves to.
-        let (launch, _) = resolve(&cat, "claude-code", "linux", &version, None).expect("resolve");
+        // What `iec check --harness NAME@VERSION` resolves to.
+        let (launch, _) = resolve(&cat, p.harness, "linux", &version, None).expect("resolve");
         assert_eq!(
             launch.id, p.launch,
-            "claude-code@{version} resolves to another launch"
+            "{}@{version} resolves to another launch",
+            p.harness
         );
+        let (h, _) = iec_harness::harness::parse(&format!("{}@{version}", p.harness)).unwrap();
         let cache = iec_harness::launch::harness_cache_dir()
             .unwrap()
-            .join(format!("claude-code-{version}"));
+            .join(format!("{}-{version}", p.harness));
         let had = cache.is_dir();
-        if support::claude_code(&version).is_none() {
+        if support::installed(&format!("{}@{version}", p.harness), support::HARNESS_SKIP, || {
+            h.install(&version)
+        })
+        .is_none()
+        {
             return;
         }
+        let mut spec = support::spec(&version);
+        if p.harness == "gemini-cli" {
+            spec.think = std::time::Duration::from_millis(100);
+        }
         let t = Instant::now();
-        let observed = run_observed(&support::spec(&version), &payloads).expect("real runs");
+        let observed = iec_harness::harness::run_observed(h.as_ref(), &spec, &payloads).expect("real runs");
         let rep = agree_observed_launch(&version, launch, &observed).expect("agreement");
         if !had {
             let _ = std::fs::remove_dir_all(&cache);
@@ -154,7 +189,8 @@ fn an_unlearned_version_of_each_sampled_range_agrees_with_its_launch() {
         assert_eq!(rep.results.len(), 300);
         if !bad.is_empty() {
             failures.push(format!(
-                "claude-code@{version} on {}: {} disagreements:\n{}",
+                "{}@{version} on {}: {} disagreements:\n{}",
+                p.harness,
                 p.launch,
                 bad.len(),
                 bad.join("\n")
