@@ -119,7 +119,13 @@ impl LaunchOptions {
     /// bounded by its timeout plus the thinking time of every call.
     pub fn for_spec(spec: &RunSpec, commands: &[&str]) -> Self {
         LaunchOptions {
-            timeout: spec.timeout + spec.think * commands.len() as u32,
+            timeout: spec.timeout
+                + spec.think * commands.len() as u32
+                + if spec.think.is_zero() {
+                    Duration::ZERO
+                } else {
+                    crate::server::FIRST_TURN_THINK
+                },
             probe: spec.probe.clone(),
             think: spec.think,
             ..LaunchOptions::new(&spec.version, spec.bin.clone(), commands)

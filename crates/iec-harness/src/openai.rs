@@ -229,6 +229,7 @@ struct Answer {
 /// Records and reads the request, decides the reply, and thinks before a call.
 async fn answer(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes) -> Answer {
     let (value, main) = read_request((inner, method, uri, body), shell_tool, |b| tool_outputs(b).len());
+    let turn = main.as_ref().map_or(0, |m| m.turn);
     let reply = match main {
         Some(main) => match main.command {
             Some(cmd) => Reply::Call {
@@ -244,7 +245,7 @@ async fn answer(inner: &Inner, method: &Method, uri: &Uri, body: &Bytes) -> Answ
         None => Reply::Text(inner.script.side_text.clone()),
     };
     if matches!(reply, Reply::Call { .. }) {
-        inner.think().await;
+        inner.think_before(turn).await;
     }
     Answer {
         n: inner.requests.lock().unwrap().len(),

@@ -105,6 +105,9 @@ pub struct ToolResult {
     pub content: String,
 }
 
+/// The least thinking time before the first tool call of a launch whose script thinks at all.
+pub const FIRST_TURN_THINK: std::time::Duration = std::time::Duration::from_millis(1500);
+
 pub(crate) struct Inner {
     pub(crate) script: Script,
     started: Instant,
@@ -120,6 +123,18 @@ impl Inner {
         }
     }
 
+    /// Waits before the answer to turn `turn`: the thinking time, and for the first turn at
+    /// least [`FIRST_TURN_THINK`] when the script thinks at all. A real model's first answer
+    /// takes seconds; Gemini CLI 0.11–0.39 load their command parser after start-up and refuse
+    /// every call that comes sooner ("could not be parsed safely"), which a user never meets.
+    pub(crate) async fn think_before(&self, turn: usize) {
+        if turn == 0 && !self.script.think.is_zero() {
+            tokio::time::sleep(self.script.think.max(FIRST_TURN_THINK)).await;
+        } else {
+            self.think().await;
+        }
+    }
+
     /// What the script answers a request read as `main` (`None`: a side request): a main-loop
     /// request waits the thinking time, then gets its turn, the shell tool and the command, or,
     /// past the script's end, the final text; a side request gets `side()`.
@@ -129,7 +144,7 @@ impl Inner {
         side: impl FnOnce() -> String,
     ) -> Result<(usize, T, String), String> {
         let Some(main) = main else { return Err(side()) };
-        self.think().await;
+        self.think_before(main.turn).await;
         match main.command {
             Some(cmd) => Ok((main.turn, main.tool, cmd)),
             None => Err(self.script.final_text.clone()),

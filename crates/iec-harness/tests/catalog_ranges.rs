@@ -72,7 +72,14 @@ fn published(package: &str) -> Option<Vec<String>> {
                 String::from_utf8_lossy(&out.stderr)
             );
             let mut vs: Vec<String> = serde_json::from_slice(&out.stdout)?;
-            vs.retain(|v| Version::parse(v).is_some());
+            // Codex publishes its native binaries as versions of the main package
+            // (`0.171.0-linux-x64`): not harness versions of their own (as the sweep's
+            // `PLATFORM_TAG`).
+            let platform = |v: &str| {
+                ["-linux-", "-darwin-", "-win32-"].iter().any(|p| v.contains(p))
+                    && (v.ends_with("-x64") || v.ends_with("-arm64"))
+            };
+            vs.retain(|v| Version::parse(v).is_some() && !platform(v));
             vs.sort_by_key(|v| Version::parse(v));
             Ok(vs)
         },
