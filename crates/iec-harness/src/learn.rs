@@ -2031,4 +2031,80 @@ mod tests {
     fn toml_strings() {
         assert_eq!(toml_str("a\"b\\c\u{1}"), "\"a\\\"b\\\\c\\u0001\"");
     }
+
+    /// A marker's result: refused with `refusal`, or run (nothing recorded: the gate learner
+    /// reads refusals only).
+    fn ran_or_refused(m: &Marker, refusal: Option<&str>) -> PayloadResult {
+        PayloadResult {
+            payload: m.command.clone(),
+            emitted: m.command.clone(),
+            echoed: None,
+            outer: None,
+            bash_strings: vec![],
+            probe: vec![],
+            hook_input: None,
+            tool_result: refusal.map(|c| crate::server::ToolResult {
+                tool_use_id: "t".into(),
+                is_error: true,
+                content: c.into(),
+            }),
+            direct: crate::launch::DirectRun {
+                bash_strings: vec![],
+                probe: vec![],
+                stdout: String::new(),
+                stderr: String::new(),
+                exit_code: Some(0),
+                timed_out: false,
+            },
+        }
+    }
+
+    /// The gate learned from markers refused by `refuse(marker)`.
+    fn gate_of(refuse: impl Fn(&Marker) -> Option<&'static str>) -> anyhow::Result<(Option<String>, bool)> {
+        let ms = markers("0a1b2c3d4e");
+        let results: Vec<PayloadResult> = ms.iter().map(|m| ran_or_refused(m, refuse(m))).collect();
+        let seen: Vec<Seen> = ms
+            .iter()
+            .zip(&results)
+            .map(|(m, r)| Seen {
+                m,
+                r,
+                outer: None,
+                rejected: r.tool_result.as_ref().map(|t| t.content.clone()),
+            })
+            .collect();
+        learn_tree_sitter_gate(&seen)
+    }
+
+    const PARSE: &str = "Command rejected because it could not be parsed safely";
+
+    #[test]
+    fn gemini_0_13_parse_gate_is_learned_with_the_prompt_transform() {
+        use iec_launches::tree_sitter_gate::refuses;
+        let got = gate_of(|m| refuses(&m.command, true).map(|_| PARSE)).unwrap();
+        assert_eq!(got, (Some(PARSE.to_string()), true));
+        // 0.11–0.12: the same gate without the `@P` rule.
+        let got = gate_of(|m| refuses(&m.command, false).map(|_| PARSE)).unwrap();
+        assert_eq!(got, (Some(PARSE.to_string()), false));
+    }
+
+    #[test]
+    fn a_harness_that_runs_the_gated_markers_has_no_gate() {
+        // Claude Code, Codex, Gemini CLI 0.40 on: nothing refused.
+        assert_eq!(gate_of(|_| None).unwrap(), (None, false));
+        // Claude Code 2.1.317 on refuses some of them by another rule (its unparsed-line
+        // check) and runs the others: not a gate.
+        let got = gate_of(|m| (m.id == "wrapped-backslash").then_some("unparsed line")).unwrap();
+        assert_eq!(got, (None, false));
+    }
+
+    #[test]
+    fn a_refusal_with_the_gates_message_that_the_gate_does_not_explain_is_unsupported() {
+        use iec_launches::tree_sitter_gate::refuses;
+        // Gemini CLI 0.11.3 refusing the `lf` marker while its parser was still loading.
+        let e = gate_of(|m| (refuses(&m.command, false).is_some() || m.id == "lf").then_some(PARSE))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[\"lf\"]") && e.contains("without an error"), "{e}");
+    }
 }
