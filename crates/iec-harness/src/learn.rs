@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
+use iec_launches::tree_sitter_gate::Gate;
 use iec_launches::{render, Launch};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -1439,45 +1440,56 @@ struct Validation {
     /// The harness's own parser refuses texts it may read otherwise than bash
     /// ([`iec_launches::unparsed`]): learned from the `unparsed` marker.
     refuse_unparsed_line: Option<String>,
-    /// Gemini CLI's tree-sitter gate ([`iec_launches::tree_sitter_gate`]): learned when every
-    /// marker the gate refuses was refused with one message and no other marker was.
+    /// Gemini CLI's tree-sitter gate ([`iec_launches::tree_sitter_gate`]): learned when the
+    /// markers refused with one message are exactly those a gate refuses; its message.
     refuse_tree_sitter_error: Option<String>,
-    /// The gate refuses the `@P` prompt transform too (the `prompt-transform` marker).
-    tree_sitter_prompt_transform: bool,
+    /// Which gate (the `@P` rule, parts).
+    tree_sitter_gate: Gate,
 }
 
-/// Gemini CLI's tree-sitter gate, when the markers show it: the message, and whether it refuses
-/// the `@P` prompt transform. The gate is learned when every marker it refuses (without the
-/// transform rule) was refused with one message; then each marker refused with that message
-/// must be one the gate refuses (with the transform rule when the `prompt-transform` marker
-/// was refused), or the harness is not supported.
-fn learn_tree_sitter_gate(seen: &[Seen]) -> anyhow::Result<(Option<String>, bool)> {
-    use iec_launches::tree_sitter_gate::refuses;
+/// Gemini CLI's tree-sitter gate, when the markers show it: the message and the gate. The gate
+/// is learned when every marker the plain gate refuses was refused with one message; then the
+/// markers refused with that message must be exactly those one of the gates refuses (plain, with
+/// the `@P` rule — the `prompt-transform` marker —, with parts, with both; the first that fits),
+/// or the harness is not supported.
+fn learn_tree_sitter_gate(seen: &[Seen]) -> anyhow::Result<Option<(String, Gate)>> {
+    use iec_launches::tree_sitter_gate::refuses_with;
     let gated: Vec<&Seen> = seen
         .iter()
-        .filter(|s| refuses(&s.m.command, false).is_some())
+        .filter(|s| refuses_with(&s.m.command, Gate::default()).is_some())
         .collect();
     // Every one of them refused with one message, or this harness has no such gate (a refusal
     // of some of them is another rule's, judged with the other markers).
     let Some(msg) = gated.first().and_then(|s| s.rejected.clone()) else {
-        return Ok((None, false));
+        return Ok(None);
     };
     if gated.iter().any(|s| s.rejected.as_ref() != Some(&msg)) {
-        return Ok((None, false));
+        return Ok(None);
     }
-    let transform = seen
+    let observed: Vec<&str> = seen
         .iter()
-        .any(|s| s.m.id == "prompt-transform" && s.rejected.as_ref() == Some(&msg));
-    let unexplained: Vec<&String> = seen
-        .iter()
-        .filter(|s| s.rejected.as_ref() == Some(&msg) && refuses(&s.m.command, transform).is_none())
-        .map(|s| &s.m.id)
+        .filter(|s| s.rejected.as_ref() == Some(&msg))
+        .map(|s| s.m.id.as_str())
         .collect();
-    anyhow::ensure!(
-        unexplained.is_empty(),
-        "{UNSUPPORTED}the harness refuses {unexplained:?} with its parse gate's message ({msg:?}), which its tree-sitter parser reads without an error"
-    );
-    Ok((Some(msg), transform))
+    let predicted = |gate: Gate| -> Vec<&str> {
+        seen.iter()
+            .filter(|s| refuses_with(&s.m.command, gate).is_some())
+            .map(|s| s.m.id.as_str())
+            .collect()
+    };
+    let gates =
+        [(false, false), (true, false), (false, true), (true, true)].map(|(prompt_transform, parts)| Gate {
+            prompt_transform,
+            parts,
+        });
+    if let Some(gate) = gates.into_iter().find(|g| predicted(*g) == observed) {
+        return Ok(Some((msg, gate)));
+    }
+    let plain = predicted(Gate::default());
+    let unexplained: Vec<&&str> = observed.iter().filter(|id| !plain.contains(id)).collect();
+    bail!(
+        "{UNSUPPORTED}the harness refuses {unexplained:?} with its parse gate's message ({msg:?}), which no tree-sitter gate refuses (its parser reads them without an error)"
+    )
 }
 
 /// Whether a marker is a command-substitution one (`subst`, `backtick`, in any shape).
@@ -1491,7 +1503,10 @@ fn substitutes(id: &str) -> bool {
 /// substitution. Any other refusal is not a rule a launch can say.
 fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
     let by_id = |id: &str| seen.iter().find(|s| s.m.id == id).expect("marker");
-    let (refuse_tree_sitter_error, tree_sitter_prompt_transform) = learn_tree_sitter_gate(seen)?;
+    let (refuse_tree_sitter_error, tree_sitter_gate) = match learn_tree_sitter_gate(seen)? {
+        Some((msg, gate)) => (Some(msg), gate),
+        None => (None, Gate::default()),
+    };
     // A refusal by the parse gate, explained by it.
     let gate_refused =
         |s: &Seen| refuse_tree_sitter_error.is_some() && s.rejected == refuse_tree_sitter_error;
@@ -1579,7 +1594,7 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         reject_command_substitution,
         refuse_unparsed_line,
         refuse_tree_sitter_error,
-        tree_sitter_prompt_transform,
+        tree_sitter_gate,
     })
 }
 
@@ -1697,8 +1712,11 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
                 t.push_str(&format!("{k} = {}\n", toml_str(v)));
             }
         }
-        if v.tree_sitter_prompt_transform {
+        if v.tree_sitter_gate.prompt_transform {
             t.push_str("tree_sitter_prompt_transform = true\n");
+        }
+        if v.tree_sitter_gate.parts {
+            t.push_str("tree_sitter_parts = true\n");
         }
     }
     if !chosen.steps.is_empty() {
@@ -2060,7 +2078,7 @@ mod tests {
     }
 
     /// The gate learned from markers refused by `refuse(marker)`.
-    fn gate_of(refuse: impl Fn(&Marker) -> Option<&'static str>) -> anyhow::Result<(Option<String>, bool)> {
+    fn gate_of(refuse: impl Fn(&Marker) -> Option<&'static str>) -> anyhow::Result<Option<(String, Gate)>> {
         let ms = markers("0a1b2c3d4e");
         let results: Vec<PayloadResult> = ms.iter().map(|m| ran_or_refused(m, refuse(m))).collect();
         let seen: Vec<Seen> = ms
@@ -2081,21 +2099,38 @@ mod tests {
     #[test]
     fn gemini_0_13_parse_gate_is_learned_with_the_prompt_transform() {
         use iec_launches::tree_sitter_gate::refuses;
+        let with = |prompt_transform, parts| {
+            Some((
+                PARSE.to_string(),
+                Gate {
+                    prompt_transform,
+                    parts,
+                },
+            ))
+        };
         let got = gate_of(|m| refuses(&m.command, true).map(|_| PARSE)).unwrap();
-        assert_eq!(got, (Some(PARSE.to_string()), true));
+        assert_eq!(got, with(true, false));
         // 0.11–0.12: the same gate without the `@P` rule.
         let got = gate_of(|m| refuses(&m.command, false).map(|_| PARSE)).unwrap();
-        assert_eq!(got, (Some(PARSE.to_string()), false));
+        assert_eq!(got, with(false, false));
+        // 0.26–0.27: each part gated on its own (every here-document refused).
+        let parts = Gate {
+            prompt_transform: true,
+            parts: true,
+        };
+        let got = gate_of(|m| iec_launches::tree_sitter_gate::refuses_with(&m.command, parts).map(|_| PARSE))
+            .unwrap();
+        assert_eq!(got, with(true, true));
     }
 
     #[test]
     fn a_harness_that_runs_the_gated_markers_has_no_gate() {
         // Claude Code, Codex, Gemini CLI 0.40 on: nothing refused.
-        assert_eq!(gate_of(|_| None).unwrap(), (None, false));
+        assert_eq!(gate_of(|_| None).unwrap(), None);
         // Claude Code 2.1.317 on refuses some of them by another rule (its unparsed-line
         // check) and runs the others: not a gate.
         let got = gate_of(|m| (m.id == "wrapped-backslash").then_some("unparsed line")).unwrap();
-        assert_eq!(got, (None, false));
+        assert_eq!(got, None);
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! `parseBashCommandDetails` walk (`collectCommandDetails`, `normalizeCommandName`,
 //! `hasPromptCommandTransform`, copied from `@google/gemini-cli-core` 0.25.0's
 //! `utils/shell-utils.js`). Every text of the corpora must give the same facts on both sides:
-//! empty, has an error, how many commands, and whether an expansion applies `@P`.
+//! empty, has an error, how many commands and redirections, whether an expansion applies `@P`,
+//! and whether 0.26–0.27's gate of every part (their `checkShellCommand` recursion) refuses it.
 
-use iec_launches::tree_sitter_gate::inspect;
+use iec_launches::tree_sitter_gate::{inspect, refuses_with, Gate};
 use iec_testkit::gen;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -57,10 +58,40 @@ function hasPromptCommandTransform(root) {
   }
   return false;
 }
+// 0.26–0.27: redirections are parts too, and the policy engine checks every part that is not
+// the whole text again (`checkShellCommand` → `check`), in YOLO mode with the `@P` rule.
+function parts(text) {
+  const tree = parser.parse(text);
+  const out = [];
+  const stack = [tree.rootNode];
+  let redirects = 0;
+  while (stack.length) {
+    const c = stack.pop();
+    const name = extractNameFromNode(c);
+    if (name) out.push(text.slice(c.startIndex, c.endIndex).trim());
+    else if (['file_redirect', 'heredoc_redirect', 'herestring_redirect'].includes(c.type)) {
+      redirects += 1; out.push(text.slice(c.startIndex, c.endIndex).trim());
+    }
+    for (let i = c.childCount - 1; i >= 0; i -= 1) { const ch = c.child(i); if (ch) stack.push(ch); }
+  }
+  const refused = tree.rootNode.hasError || out.length === 0 || hasPromptCommandTransform(tree.rootNode);
+  tree.delete();
+  return { refused, parts: out.filter(Boolean), redirects };
+}
+function gate026(command) {
+  if (!command.trim()) return true;
+  const p = parts(command);
+  if (p.refused) return true;
+  for (const sub of p.parts) {
+    if (sub === command) continue;
+    if (gate026(sub)) return true;
+  }
+  return false;
+}
 const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
 for await (const line of rl) {
   const text = JSON.parse(line);
-  if (!text.trim()) { console.log(JSON.stringify({ empty: true, error: false, commands: 0, transform: false })); continue; }
+  if (!text.trim()) { console.log(JSON.stringify({ empty: true, error: false, commands: 0, transform: false, redirects: 0, parts_refused: true })); continue; }
   const tree = parser.parse(text);
   let commands = 0;
   const stack = [tree.rootNode];
@@ -69,7 +100,8 @@ for await (const line of rl) {
     if (extractNameFromNode(c)) commands += 1;
     for (let i = c.namedChildCount - 1; i >= 0; i -= 1) { const ch = c.namedChild(i); if (ch) stack.push(ch); }
   }
-  console.log(JSON.stringify({ empty: false, error: tree.rootNode.hasError, commands, transform: hasPromptCommandTransform(tree.rootNode) }));
+  const p = parts(text);
+  console.log(JSON.stringify({ empty: false, error: tree.rootNode.hasError, commands, transform: hasPromptCommandTransform(tree.rootNode), redirects: p.redirects, parts_refused: gate026(text) }));
   tree.delete();
 }
 "#;
@@ -245,11 +277,17 @@ fn gemini_tree_sitter_gate_matches_the_npm_parser_on_every_corpus_text() {
     let (mut refused, mut errors, mut none, mut transforms) = (0, 0, 0, 0);
     for (text, want) in texts.iter().zip(&node) {
         let v = inspect(text);
+        let parts = Gate {
+            prompt_transform: true,
+            parts: true,
+        };
         let got = serde_json::json!({
             "empty": v.empty,
             "error": v.error.is_some(),
             "commands": if v.empty { 0 } else { v.commands },
             "transform": v.prompt_transform.is_some(),
+            "redirects": if v.empty { 0 } else { v.redirects },
+            "parts_refused": refuses_with(text, parts).is_some(),
         });
         if &got != want {
             wrong.push(format!("{text:?}: iec {got} node {want}"));

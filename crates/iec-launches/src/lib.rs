@@ -69,6 +69,10 @@ pub struct Validate {
     /// (`${x@P}`; Gemini CLI 0.13 on).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tree_sitter_prompt_transform: bool,
+    /// With `refuse_tree_sitter_error`: redirections are parts too and each part is gated on
+    /// its own text (Gemini CLI 0.26–0.27's policy engine; [`tree_sitter_gate::Gate::parts`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tree_sitter_parts: bool,
     /// Rules of [`unparsed`] whose certain findings this harness version is not shown to
     /// refuse: they count as possible (`unknown`). Claude Code 2.1.317–2.1.322 run
     /// ``argvprobe $((`echo 1`+1))``, which 2.1.323 and later refuse (`arithmetic`).

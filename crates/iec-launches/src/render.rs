@@ -100,7 +100,11 @@ pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
         }
     }
     if let Some(msg) = &v.refuse_tree_sitter_error {
-        if let Some(f) = crate::tree_sitter_gate::refuses(text, v.tree_sitter_prompt_transform) {
+        let gate = crate::tree_sitter_gate::Gate {
+            prompt_transform: v.tree_sitter_prompt_transform,
+            parts: v.tree_sitter_parts,
+        };
+        if let Some(f) = crate::tree_sitter_gate::refuses_with(text, gate) {
             return Some(Rejection {
                 rule: f.rule(),
                 message: msg.clone(),

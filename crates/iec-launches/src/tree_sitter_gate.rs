@@ -5,7 +5,8 @@
 //! a missing node, when it names no command, or (0.13 on) when an expansion applies the `@P`
 //! prompt transform. 0.11–0.23 refuse with "Command rejected because it could not be parsed
 //! safely" (`checkCommandPermissions`), 0.24 on through the policy engine ("Tool execution …
-//! denied by policy"). The same grammar and runtime versions are linked here, so the gate is the
+//! denied by policy"). 0.26–0.27 (see [`Gate::parts`]) also count redirections as parts and gate
+//! every part again on its own text. The same grammar and runtime versions are linked here, so the gate is the
 //! harness's own parser, not a model of it; `tests/tree_sitter_gate.rs` compares it with the
 //! npm packages under node on every text of the test corpora.
 
@@ -20,6 +21,22 @@ pub enum GateFinding {
     NoCommand,
     /// `${var@P}`: an expansion with the prompt transform; the byte offset of the `@`.
     PromptTransform(usize),
+    /// ([`Gate::parts`]) a part of the text (a command or redirection), gated on its own text,
+    /// is refused: the byte offset of the part.
+    Part(usize),
+}
+
+/// Which gate a Gemini CLI version has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Gate {
+    /// `${var@P}` is refused (0.13 on).
+    pub prompt_transform: bool,
+    /// 0.26–0.27's policy engine: redirections (`file_redirect`, `heredoc_redirect`,
+    /// `herestring_redirect`) are parts as commands are (so `> f` alone names one), and each
+    /// part's text, trimmed, that is not the whole text is gated again (`checkShellCommand`
+    /// calls `check` on every sub-command): a here-document's `<<EOF…EOF` alone does not
+    /// parse, so every here-document is refused.
+    pub parts: bool,
 }
 
 impl GateFinding {
@@ -27,7 +44,7 @@ impl GateFinding {
     pub fn offset(self) -> usize {
         match self {
             Self::Empty | Self::NoCommand => 0,
-            Self::SyntaxError(o) | Self::PromptTransform(o) => o,
+            Self::SyntaxError(o) | Self::PromptTransform(o) | Self::Part(o) => o,
         }
     }
 
@@ -38,6 +55,7 @@ impl GateFinding {
             Self::SyntaxError(_) => "tree-sitter-error",
             Self::NoCommand => "tree-sitter-no-command",
             Self::PromptTransform(_) => "tree-sitter-prompt-transform",
+            Self::Part(_) => "tree-sitter-part",
         }
     }
 }
@@ -68,6 +86,11 @@ impl Utf16 {
         String::from_utf16_lossy(&self.units[node.start_byte() / 2..node.end_byte() / 2])
     }
 
+    /// The UTF-8 byte range of a node.
+    fn byte_range(&self, node: tree_sitter::Node) -> std::ops::Range<usize> {
+        self.byte_offset(node.start_byte())..self.byte_offset(node.end_byte())
+    }
+
     /// The UTF-8 byte offset of a UTF-16 byte offset.
     fn byte_offset(&self, utf16_bytes: usize) -> usize {
         self.to_byte[(utf16_bytes / 2).min(self.to_byte.len() - 1)]
@@ -75,7 +98,7 @@ impl Utf16 {
 }
 
 /// What the harness's parser reads in a text: the facts its gate decides on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GateView {
     /// Empty after JavaScript's `trim()` (the text is not parsed).
     pub empty: bool,
@@ -83,6 +106,10 @@ pub struct GateView {
     pub error: Option<usize>,
     /// The commands `collectCommandDetails` counts (a non-empty name each).
     pub commands: usize,
+    /// The redirections 0.26–0.27 count as parts too.
+    pub redirects: usize,
+    /// The UTF-8 byte ranges of the parts (commands, then as found, redirections).
+    pub parts: Vec<std::ops::Range<usize>>,
     /// The byte offset of the first `@P` (or `@p`) prompt transform, if any.
     pub prompt_transform: Option<usize>,
 }
@@ -93,6 +120,8 @@ pub fn inspect(text: &str) -> GateView {
         empty: text.trim_matches(crate::render::is_js_whitespace).is_empty(),
         error: None,
         commands: 0,
+        redirects: 0,
+        parts: Vec::new(),
         prompt_transform: None,
     };
     if view.empty {
@@ -118,6 +147,13 @@ pub fn inspect(text: &str) -> GateView {
     while let Some(node) = stack.pop() {
         if command_name(node, &src).is_some_and(|n| !n.is_empty()) {
             view.commands += 1;
+            view.parts.push(src.byte_range(node));
+        } else if matches!(
+            node.kind(),
+            "file_redirect" | "heredoc_redirect" | "herestring_redirect"
+        ) {
+            view.redirects += 1;
+            view.parts.push(src.byte_range(node));
         }
         if view.prompt_transform.is_none() && node.kind() == "expansion" {
             view.prompt_transform = prompt_transform_at(node, &src).map(|at| src.byte_offset(at));
@@ -132,6 +168,17 @@ pub fn inspect(text: &str) -> GateView {
 /// Whether Gemini CLI's gate refuses `text`; `prompt_transform` says whether the version
 /// refuses `@P` too (0.13 on).
 pub fn refuses(text: &str, prompt_transform: bool) -> Option<GateFinding> {
+    refuses_with(
+        text,
+        Gate {
+            prompt_transform,
+            parts: false,
+        },
+    )
+}
+
+/// Whether the gate `gate` refuses `text`.
+pub fn refuses_with(text: &str, gate: Gate) -> Option<GateFinding> {
     let view = inspect(text);
     if view.empty {
         return Some(GateFinding::Empty);
@@ -139,13 +186,23 @@ pub fn refuses(text: &str, prompt_transform: bool) -> Option<GateFinding> {
     if let Some(at) = view.error {
         return Some(GateFinding::SyntaxError(at));
     }
-    if view.commands == 0 {
+    let named = view.commands + if gate.parts { view.redirects } else { 0 };
+    if named == 0 {
         return Some(GateFinding::NoCommand);
     }
-    match view.prompt_transform {
-        Some(at) if prompt_transform => Some(GateFinding::PromptTransform(at)),
-        _ => None,
+    if let Some(at) = view.prompt_transform.filter(|_| gate.prompt_transform) {
+        return Some(GateFinding::PromptTransform(at));
     }
+    if !gate.parts {
+        return None;
+    }
+    // `splitCommands` gives each part's text trimmed; a part that is the whole text is not
+    // checked again (the harness's guard against endless recursion).
+    view.parts.iter().find_map(|r| {
+        let part = text[r.clone()].trim_matches(crate::render::is_js_whitespace);
+        (!part.is_empty() && part != text && refuses_with(part, gate).is_some())
+            .then_some(GateFinding::Part(r.start))
+    })
 }
 
 /// The start byte of the first `ERROR` or `MISSING` node, in document order (a walk without
@@ -213,6 +270,22 @@ mod tests {
         assert_eq!(refuses("x=1", false), Some(GateFinding::NoCommand));
         assert_eq!(refuses(" \t\n", false), Some(GateFinding::Empty));
         assert_eq!(refuses("echo hi", false), None);
+    }
+
+    #[test]
+    fn gemini_0_26_gates_each_here_document_on_its_own() {
+        let parts = Gate {
+            prompt_transform: true,
+            parts: true,
+        };
+        let heredoc = "cat <<EOF\nbody\nEOF";
+        assert_eq!(refuses(heredoc, true), None);
+        assert_eq!(refuses_with(heredoc, parts), Some(GateFinding::Part(4)));
+        // A redirection is a part of its own: `> f` alone names one.
+        assert_eq!(refuses(">f", true), Some(GateFinding::NoCommand));
+        assert_eq!(refuses_with(">f", parts), None);
+        assert_eq!(refuses_with("argvprobe x 2>&1 | cat", parts), None);
+        assert_eq!(refuses_with("cat <<< 'x'", parts), None);
     }
 
     #[test]
