@@ -222,13 +222,10 @@ fn harness(a: Args) -> Result<i32> {
             opts.launch
         ));
     }
-    let mut suite = match &a.data {
+    let suite = match &a.data {
         Some(dir) => Suite::load(dir)?,
         None => Suite::builtin()?,
     };
-    // Pairs only: chains and tasks are not run through a harness yet.
-    suite.chains.clear();
-    suite.tasks.clear();
     let threads = a
         .threads
         .unwrap_or_else(|| (4 * std::thread::available_parallelism().map_or(2, |n| n.get())).min(16));
