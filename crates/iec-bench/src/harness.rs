@@ -1,34 +1,61 @@
-//! Harness mode: each pair's recorded texts go to a real harness binary as the model's tool
+//! Harness mode: each item's recorded calls go to a real harness binary as the model's tool
 //! calls, emitted by the replay model server of `iec-harness`, and run for real; the final state
-//! of each text's sandbox is checked as in replay mode, and the outcome is set beside replay
+//! of each item's sandbox is checked as in replay mode, and the outcome is set beside replay
 //! mode's for the launch that models that harness: `claude-code-VERSION-linux` for Claude Code
 //! (`claude-code-2.1.72-linux` for 2.1.72), and for Codex and Gemini CLI the learned launch whose
 //! `versions` range holds the version, as `iec check --harness NAME@VERSION` resolves it (Codex's
 //! shell tool `exec_command` picks among the launches of one version: `codex@0.171.0` is
 //! `codex-exec-command-linux`, `gemini-cli@0.61.0` is `gemini-cli-linux`).
 //!
-//! **Sessions.** Every pair variant (hazard, control) gets a fresh sandbox with the pair's
-//! setup, a folder inside one root folder that is the harness's working directory. Each variant's
-//! recorded text is one tool call, unchanged; how it gets into its own sandbox depends on the
-//! harness:
+//! **Items.** Every pair (two units: its hazard and its control, one call each), every chain
+//! with recorded steps and lookup tables (one unit: its steps, in order) and every task (one
+//! unit: its recorded actions, in order). Each unit gets a fresh sandbox with its item's setup
+//! (per IntAct mode), a folder inside one root folder that is the harness's working directory,
+//! and its calls run there one after the other in the same launch.
+//!
+//! - **Tasks**: each action is one call, unchanged; the task's check reads the sandbox's final
+//!   state. Git runs with replay mode's fixed identity and date: harness mode passes
+//!   [`crate::sandbox::FIXED_ENV`] to the harness (`LaunchOptions::env`), whose shells inherit it.
+//! - **Chains**: each step's recorded command text (`TOOL --PARAM VALUE …`) is one call. The
+//!   lookup-table tools are programs on the harness's `PATH` (`LaunchOptions::tools`, linked
+//!   beside the argv probe; [`crate::chain::HARNESS_TOOL_PROGRAM`]) that record the argv they
+//!   receive in the sandbox they run in, and a step's output is what its table gives for that
+//!   argv. In replay mode the recorded texts are fixed, a later step carrying the recorded
+//!   output of the step before. Here a later step's call is decided when its turn comes
+//!   (`LaunchOptions::next_command`), from what the previous step's tool actually received: the
+//!   recorded text when that gives the recorded output; the call rebuilt with the output it gives
+//!   (single-quoted) when it gives another; and when it gives none (no row for what the tool
+//!   received, or the harness never ran the tool) the model stops the chain: its remaining turns
+//!   are [`CHAIN_STOPPED`] (no tool runs), so the later steps read `<TOOL not called>`, and the
+//!   result's `stopped` says after which step and why. A step's output is computed from the
+//!   sandbox's tool log, not printed by the tool, so the harness's tool result for a step is
+//!   empty. A chain passes only when every step's tool received its recorded arguments, as in
+//!   replay mode, so the pass/fail of a chain is comparable; the steps after a failing one
+//!   differ (replay mode still delivers them with the recorded output).
+//!
+//! **Sessions.** How a call gets into its unit's sandbox depends on the harness:
 //!
 //! - **Claude Code** keeps the working directory from one call to the next (and a folder inside
 //!   its own stays allowed), and its Bash tool has no working-directory parameter: the model
-//!   emits two calls per variant, `cd 'SANDBOX'`, then the text. The `cd` calls must succeed; a
-//!   launch that resets the working directory stops the bench with an error.
+//!   emits a `cd 'SANDBOX'` call before each unit's calls. The `cd` calls must succeed; a
+//!   launch that resets the working directory stops the bench with an error. (A recorded
+//!   action that itself changes directory would carry over to the unit's next action, as it
+//!   does for a real agent; replay mode starts each action in the sandbox. No built-in task
+//!   does.)
 //! - **Codex** and **Gemini CLI** start every call in their own working directory (a `cd` does
 //!   not carry over), and their shell tools take the call's directory as a parameter (Codex's
 //!   `workdir`, Gemini CLI's `dir_path`, which must lie inside the workspace: the root folder
-//!   is). The replay server puts each variant's sandbox there (`LaunchOptions::workdirs`), one
-//!   call per variant. Each launch starts with a `pwd` call in a probe folder of its own: when its
-//!   output is not that folder (a version whose tool has no such parameter, or ignores it) the
-//!   bench stops with an error instead of running the texts in the wrong folder. The probe also
-//!   keeps the texts off the first turn (Gemini CLI's start-up), and the replay model thinks
-//!   [`Options::think`] before each call.
+//!   is). The replay server puts each call's unit sandbox there (`LaunchOptions::workdirs`).
+//!   Each launch starts with a `pwd` call in a probe folder of its own: when its output is not
+//!   that folder (a version whose tool has no such parameter, or ignores it) the bench stops with
+//!   an error instead of running the texts in the wrong folder. The probe also keeps the texts
+//!   off the first turn (Gemini CLI's start-up), and the replay model thinks [`Options::think`]
+//!   before each call.
 //!
-//! All variants go through as few harness launches as [`Options::batch`] allows (Gemini CLI ends
-//! a prompt after 100 model turns: at most [`GEMINI_MAX_VARIANTS`] per launch). A launch that
-//! times out or ends early stops the bench with an error.
+//! Units go through as few harness launches as [`Options::batch`] allows, a unit's calls never
+//! split between launches: at most `2 × batch` calls per launch for Claude Code, `batch` for
+//! Codex, and at most [`GEMINI_MAX_VARIANTS`] for Gemini CLI (it ends a prompt after 100 model
+//! turns). A launch that times out or ends early stops the bench with an error.
 //!
 //! **IntAct.** IntAct off is the harness as a user runs it. IntAct on adds the iec PreToolUse
 //! hook ([`Options::hook`]), which repairs or refuses each call before the harness runs it: Claude
@@ -37,14 +64,17 @@
 //! `claude-code`), so for them harness mode runs IntAct off only and says so in
 //! [`HarnessReport::intact_on_unavailable`]; it never reports an "on" column it did not measure.
 //!
-//! **What is compared.** A variant passes when its sandbox's observables equal what `bash -c
-//! TEXT` leaves in a fresh sandbox (replay mode's expected state). The `stdout` observable is
-//! the command output the harness handed the model (Claude Code: the tool result without its
-//! `<system-reminder>` blocks; Codex: after its `Output:` header; Gemini CLI: the `Output:` part
-//! before its trailer lines), and both sides are compared without trailing white space: the
-//! harnesses trim the output they report. Each pair agrees when every variant measured (hazard
-//! and control, IntAct off and, when run, on) passes or fails as replay mode's emulated outcome
-//! on the same launch says.
+//! **What is compared.** A pair variant or a task passes when its sandbox's observables equal
+//! what `bash -c` of each of its texts leaves in a fresh sandbox (replay mode's expected state);
+//! a chain passes when every step's tool received its recorded arguments. The `stdout`
+//! observable is the command output the harness handed the model (Claude Code: the tool result
+//! without its `<system-reminder>` blocks; Codex: after its `Output:` header; Gemini CLI: the
+//! `Output:` part before its trailer lines), each call's output without trailing white space
+//! (the harnesses trim the output they report), one per line, on both sides. An item agrees
+//! when every unit measured (a pair's hazard and control; a chain's steps; a task's actions),
+//! IntAct off and, when run, on, passes or fails as replay mode's emulated outcome on the same
+//! launch says (pairs: `off.pass`, `control_pass`, `on.pass`, `control_on.pass`; chains and
+//! tasks: `off.pass`, `on.pass`).
 
 use crate::chain::Chain;
 use crate::data::{Observable, Suite};
@@ -68,14 +98,16 @@ use std::time::{Duration, Instant};
 /// The harness `--mode harness` drives by default.
 pub const DEFAULT_HARNESS: &str = "claude-code@2.1.72";
 
-/// Pair variants per harness launch by default (two calls each). Fewer launches are not
+/// The size of a harness launch by default, in pair variants: at most `2 × batch` calls for
+/// Claude Code (a pair variant is two), `batch` calls for Codex and Gemini CLI (one); a
+/// chain's or task's calls count one each (and Claude Code's `cd`). Fewer launches are not
 /// faster: every request carries the whole conversation, so a launch's cost grows faster than
 /// its calls (`BENCHMARKS.md`: the 150 variants of IntAct off took 90 s in one launch, 45 s in
 /// two, 40 s in three or six).
 pub const DEFAULT_BATCH: usize = 50;
 
-/// The most pair variants one Gemini CLI launch takes (one call each, and the `pwd` probe): it
-/// ends a prompt after 100 model turns.
+/// The most calls one Gemini CLI launch takes besides the `pwd` probe (a pair variant is one,
+/// a chain or task one per step or action): it ends a prompt after 100 model turns.
 pub const GEMINI_MAX_VARIANTS: usize = 89;
 
 /// The replay model's thinking time before each call for Codex and Gemini CLI by default: Gemini
@@ -142,7 +174,8 @@ pub struct Options {
     /// The PreToolUse hook command of IntAct on (e.g. `'/path/to/iec' hook claude-code --launch
     /// claude-code-2.1.72-linux`); `None` runs IntAct off only. Claude Code only.
     pub hook: Option<String>,
-    /// Pair variants per harness launch.
+    /// The size of a harness launch, in pair variants ([`DEFAULT_BATCH`] says how it counts
+    /// calls).
     pub batch: usize,
     /// The replay model's thinking time before each call (Codex and Gemini CLI;
     /// [`DEFAULT_THINK`]).
