@@ -1464,6 +1464,31 @@ mod tests {
     }
 
     #[test]
+    fn the_harness_tool_program_logs_in_its_working_directory() {
+        let tools = Tools::with_program(["f"], crate::chain::HARNESS_TOOL_PROGRAM).unwrap();
+        // Its start-up runs left no log beside it.
+        assert!(!tools.path().join(TOOL_LOG).exists());
+        let dir = tempfile::tempdir().unwrap();
+        let path = format!("{}:{}", tools.path().display(), std::env::var("PATH").unwrap());
+        let st = std::process::Command::new("bash")
+            .args(["-c", "f --k 'a b' --c $'x\\ny'"])
+            .current_dir(dir.path())
+            .env("PATH", path)
+            .env_remove("IEC_BENCH_TOOL_LOG")
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let log = std::fs::read(dir.path().join(TOOL_LOG)).unwrap();
+        assert_eq!(
+            crate::chain::parse_log(&log),
+            [(
+                "f".to_string(),
+                ["--k", "a b", "--c", "x\ny"].map(String::from).to_vec()
+            )]
+        );
+    }
+
+    #[test]
     fn launches_hold_whole_units_up_to_the_call_limit() {
         let sizes = [2, 2, 6, 3, 1, 9];
         assert_eq!(

@@ -464,3 +464,43 @@ pub(crate) fn sse_response(events: String) -> Response {
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inner(script: Script) -> Inner {
+        Inner {
+            script,
+            started: Instant::now(),
+            requests: Mutex::new(vec![]),
+            turns_seen: Mutex::new(vec![]),
+            decided: Mutex::new(Default::default()),
+        }
+    }
+
+    #[test]
+    fn next_command_decides_each_turn_once() {
+        // As written without it.
+        let plain = inner(Script::commands(["a", "b"]));
+        assert_eq!(plain.command(0).as_deref(), Some("a"));
+        assert_eq!(plain.command(2), None);
+        // Decided from the turn and the scripted command, once: a retried request of the same
+        // turn gets the first decision, whatever the function would say now.
+        let calls = Arc::new(Mutex::new(0));
+        let seen = calls.clone();
+        let mut script = Script::commands(["a", "b"]);
+        script.next_command = Some(NextCommand(Arc::new(move |turn, scripted| {
+            let mut n = seen.lock().unwrap();
+            *n += 1;
+            format!("{scripted}-{turn}-{n}")
+        })));
+        let i = inner(script);
+        assert_eq!(i.command(1).as_deref(), Some("b-1-1"));
+        assert_eq!(i.command(1).as_deref(), Some("b-1-1"));
+        assert_eq!(i.command(0).as_deref(), Some("a-0-2"));
+        // Past the script's end: the final text, and the function is not asked.
+        assert_eq!(i.command(2), None);
+        assert_eq!(*calls.lock().unwrap(), 2);
+    }
+}
