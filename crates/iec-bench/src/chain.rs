@@ -300,6 +300,12 @@ pub fn load_toolhop(file: &Path) -> Result<Vec<Chain>, crate::data::DataError> {
 pub const TOOL_PROGRAM: &str =
     "#!/bin/sh\nprintf '%s\\0' \"$#\" \"${0##*/}\" \"$@\" >> \"$IEC_BENCH_TOOL_LOG\"\n";
 
+/// The program each tool is in harness mode (constant; no data in it): the same record, appended
+/// to `.iec-bench-calls` in its working directory (the chain's sandbox, where the harness runs
+/// the call), since a harness launch's environment is shared by every sandbox of the launch.
+pub const HARNESS_TOOL_PROGRAM: &str =
+    "#!/bin/sh\nprintf '%s\\0' \"$#\" \"${0##*/}\" \"$@\" >> ./.iec-bench-calls\n";
+
 /// The calls a tool log records: (tool name, argv after the name).
 pub fn parse_log(log: &[u8]) -> Vec<(String, Vec<String>)> {
     let mut fields = log

@@ -9,8 +9,9 @@ IntAct win it back? The bench holds recorded actions fixed and changes only the 
 * [`sandbox`]: the throwaway directory every item runs in, and the observation of its final
   state.
 * [`replay`]: replay mode over the paths, with IntAct off and on, and the per-path figures.
-* [`harness`]: harness mode: the pairs through a real Claude Code (the replay model server of
-  `iec-harness` emits each text as its tool call), IntAct off and on, beside replay mode's
+* [`harness`]: harness mode: the pairs, chains and tasks through a real Claude Code, Codex or
+  Gemini CLI (the replay model server of `iec-harness` emits each text as its tool call, a
+  chain's later steps from what ran), IntAct off and (Claude Code) on, beside replay mode's
   outcome on the launch that models it.
 * [`agent`]: agent mode: a model behind an Anthropic or OpenAI-compatible endpoint does each
   task with a shell tool whose calls go along the path, IntAct off and on; pass rate, tokens per

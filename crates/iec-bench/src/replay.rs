@@ -8,7 +8,7 @@
 //! decides; each item's result says which ([`Decider`]).
 
 use crate::chain::Chain;
-use crate::data::{Observable, Pair, Suite};
+use crate::data::{Observable, Suite};
 use crate::sandbox::{Sandbox, Tools};
 use crate::stats::mcnemar_exact;
 use iec_check::{call_for_text, check, Options};
@@ -710,17 +710,6 @@ pub(crate) fn task_reference(t: &crate::data::Task) -> Result<BTreeMap<String, S
         texts: t.actions.iter().map(String::as_str).collect(),
         setup: &t.setup,
         observe: &t.observe,
-        chain: None,
-    })
-}
-
-/// The expected final state of one of a pair's texts (its hazard or its control), as replay
-/// mode computes it: what `bash -c TEXT` leaves in a fresh sandbox with the pair's setup.
-pub(crate) fn pair_reference(p: &Pair, text: &str) -> Result<BTreeMap<String, String>, Error> {
-    reference(&Variant {
-        texts: vec![text],
-        setup: &p.setup,
-        observe: &p.observe,
         chain: None,
     })
 }

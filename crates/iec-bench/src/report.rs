@@ -73,27 +73,45 @@ pub fn table(r: &Report) -> String {
 /// Harness mode's part of the report: agreement per IntAct mode, then every disagreement.
 pub fn harness(h: &HarnessReport) -> String {
     let mut s = String::new();
+    let count = |k: &str| h.kinds.get(k).map_or(0, |k| k.items);
     let _ = writeln!(
         s,
-        "\nHarness mode: {} pairs through {} ({} launches, {} tool calls, {:.1} s), beside replay mode on {}.",
+        "\nHarness mode: {} items ({} pairs, {} chains, {} tasks) through {} ({} launches, {} tool calls, {:.1} s), beside replay mode on {}.",
         h.items,
+        count("pair"),
+        count("chain"),
+        count("task"),
         h.harness,
         h.sessions,
         h.calls,
         h.elapsed_ms as f64 / 1000.0,
         h.launch
     );
+    let per_kind = |on: bool| {
+        h.kinds
+            .iter()
+            .filter_map(|(k, v)| {
+                let a = if on { v.intact_on.as_ref()? } else { &v.intact_off };
+                Some(format!("{k}s {}/{}", a.agree, a.items))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let _ = writeln!(
         s,
-        "IntAct off: {}/{} pairs agree (hazard and control).",
-        h.intact_off.agree, h.intact_off.items
+        "IntAct off: {}/{} items agree ({}).",
+        h.intact_off.agree,
+        h.intact_off.items,
+        per_kind(false)
     );
     match &h.intact_on {
         Some(on) => {
             let _ = writeln!(
                 s,
-                "IntAct on (the iec hook): {}/{} pairs agree.",
-                on.agree, on.items
+                "IntAct on (the iec hook): {}/{} items agree ({}).",
+                on.agree,
+                on.items,
+                per_kind(true)
             );
         }
         None => match &h.intact_on_unavailable {
@@ -108,8 +126,8 @@ pub fn harness(h: &HarnessReport) -> String {
     for d in &h.disagreements {
         let _ = writeln!(
             s,
-            "  DISAGREE {} {} (IntAct {}): emulated {}, measured {}: {}",
-            d.item, d.variant, d.intact, d.emulated, d.measured, d.why
+            "  DISAGREE {} {} {} (IntAct {}): emulated {}, measured {}: {}",
+            d.kind, d.item, d.variant, d.intact, d.emulated, d.measured, d.why
         );
     }
     s

@@ -15,6 +15,20 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// The file in the sandbox where the tools log their calls (left out of `tree`).
 pub const TOOL_LOG: &str = ".iec-bench-calls";
 
+/// The environment every sandboxed process gets beyond `HOME`, `PATH` and the tool log: no
+/// system git config, a fixed git identity and date, a UTF-8 locale (harness mode passes it to
+/// the harness, whose shells inherit it).
+pub const FIXED_ENV: [(&str, &str); 8] = [
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_AUTHOR_NAME", "IEC Bench"),
+    ("GIT_AUTHOR_EMAIL", "bench@iec.invalid"),
+    ("GIT_COMMITTER_NAME", "IEC Bench"),
+    ("GIT_COMMITTER_EMAIL", "bench@iec.invalid"),
+    ("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z"),
+    ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z"),
+    ("LC_ALL", "C.UTF-8"),
+];
+
 /// The folder of tool programs one run shares: each a copy of [`crate::chain::TOOL_PROGRAM`].
 /// Written once, before any sandbox runs, and each program started once until it runs: a
 /// program written while another thread forks can fail to start with `ETXTBSY` (the forked child
@@ -27,6 +41,15 @@ pub struct Tools {
 impl Tools {
     /// Programs named `names`.
     pub fn new<'n>(names: impl IntoIterator<Item = &'n str>) -> std::io::Result<Tools> {
+        Tools::with_program(names, crate::chain::TOOL_PROGRAM)
+    }
+
+    /// Programs named `names`, each a copy of `program` (replay mode's
+    /// [`crate::chain::TOOL_PROGRAM`], or harness mode's [`crate::chain::HARNESS_TOOL_PROGRAM`]).
+    pub fn with_program<'n>(
+        names: impl IntoIterator<Item = &'n str>,
+        program: &str,
+    ) -> std::io::Result<Tools> {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::Builder::new().prefix("iec-bench-tools-").tempdir()?;
         let names: std::collections::BTreeSet<&str> = names.into_iter().collect();
@@ -37,14 +60,19 @@ impl Tools {
                 )));
             }
             let p = dir.path().join(t);
-            std::fs::write(&p, crate::chain::TOOL_PROGRAM)?;
+            std::fs::write(&p, program)?;
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))?;
         }
         for t in &names {
             let p = dir.path().join(t);
             let mut tries = 0;
             loop {
-                match Command::new(&p).env("IEC_BENCH_TOOL_LOG", "/dev/null").status() {
+                // Run where the harness program's log goes nowhere that matters.
+                let status = Command::new(&p)
+                    .env("IEC_BENCH_TOOL_LOG", "/dev/null")
+                    .current_dir(dir.path())
+                    .status();
+                match status {
                     Ok(s) if s.success() => break,
                     Err(e) if e.raw_os_error() == Some(libc_etxtbsy()) && tries < 200 => {
                         tries += 1;
@@ -55,6 +83,8 @@ impl Tools {
                 }
             }
         }
+        // The start-up runs of the harness program logged here.
+        let _ = std::fs::remove_file(dir.path().join(TOOL_LOG));
         Ok(Tools { dir })
     }
 
@@ -163,14 +193,7 @@ impl Sandbox {
             .env("HOME", self.dir.path())
             .env("PATH", path)
             .env("IEC_BENCH_TOOL_LOG", self.log())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "IEC Bench")
-            .env("GIT_AUTHOR_EMAIL", "bench@iec.invalid")
-            .env("GIT_COMMITTER_NAME", "IEC Bench")
-            .env("GIT_COMMITTER_EMAIL", "bench@iec.invalid")
-            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-            .env("LC_ALL", "C.UTF-8")
+            .envs(FIXED_ENV)
             .env_remove("BASH_ENV")
             .env_remove("ENV")
             .stdin(Stdio::null())

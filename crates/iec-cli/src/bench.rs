@@ -1,5 +1,6 @@
-//! `iec bench`: IEC-Bench in replay mode (the default) or harness mode (the pairs through a
-//! real Claude Code, Codex or Gemini CLI beside replay mode's outcome on its launch).
+//! `iec bench`: IEC-Bench in replay mode (the default) or harness mode (the pairs, chains and
+//! tasks through a real Claude Code, Codex or Gemini CLI beside replay mode's outcome on its
+//! launch).
 
 use crate::out::{out, outln};
 use anyhow::{bail, Context, Result};
@@ -41,16 +42,18 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "text")]
     format: crate::Format,
     /// `replay`: the recorded actions along each path's model (every pair, chain and task);
-    /// `harness`: every pair's texts as tool calls to a real harness binary (`--harness`),
-    /// executed for real, beside replay mode's outcome on the launch that models it;
+    /// `harness`: every pair's texts, chain's steps and task's actions as tool calls to a real
+    /// harness binary (`--harness`), executed for real in the item's sandbox (a chain's later
+    /// step built from what the previous step's tool received), beside replay mode's outcome on
+    /// the launch that models it;
     /// `agent`: a model (`--endpoint`, `--model`) does each task with a shell tool whose calls
     /// go along each path and run in the task's sandbox, IntAct off and on.
     #[arg(long, value_enum, default_value = "replay")]
     mode: Mode,
     /// The harness of `--mode harness`: `claude-code@VERSION` (its launch is
-    /// `claude-code-VERSION-linux`; a `cd` call puts each text in its sandbox), `codex@VERSION`
+    /// `claude-code-VERSION-linux`; a `cd` call puts each item's calls in its sandbox), `codex@VERSION`
     /// or `gemini-cli@VERSION` (the learned launch whose version range holds VERSION, as `iec
-    /// check --harness` resolves it; each text runs in its sandbox through the shell tool's
+    /// check --harness` resolves it; each call runs in its sandbox through the shell tool's
     /// `workdir`/`dir_path`, checked by a `pwd` probe per launch). Installed from npm into iec's
     /// cache unless `--harness-bin` names it.
     #[arg(long, value_name = "NAME@VERSION", default_value = iec_bench::harness::DEFAULT_HARNESS)]
@@ -63,8 +66,10 @@ pub struct Args {
     /// IntAct off only (iec has no hook for them), and the report says so.
     #[arg(long)]
     no_intact: bool,
-    /// `--mode harness`: pair variants per harness launch (Claude Code: two tool calls each;
-    /// Gemini CLI: at most 89, as it ends a prompt after 100 model turns).
+    /// `--mode harness`: the size of a harness launch in pair variants: at most 2×N tool calls
+    /// for Claude Code (`cd` and the text per variant; a chain or task: `cd` and each step or
+    /// action), N for Codex and Gemini CLI (at most 89, as Gemini CLI ends a prompt after 100
+    /// model turns); an item's calls stay in one launch.
     #[arg(long, default_value_t = iec_bench::harness::DEFAULT_BATCH)]
     batch: usize,
     /// `--mode harness` with Codex or Gemini CLI: the replay model's thinking time before each
@@ -200,8 +205,8 @@ fn report_json(rep: &mut iec_bench::Report, items: bool) -> Result<serde_json::V
     Ok(v)
 }
 
-/// `--mode harness`: replay mode over the pairs on the harness's launch (with every item), then
-/// the same pairs through the real harness, IntAct off and (Claude Code) on.
+/// `--mode harness`: replay mode over the pairs, chains and tasks on the harness's launch (with
+/// every item), then the same items through the real harness, IntAct off and (Claude Code) on.
 fn harness(a: Args) -> Result<i32> {
     if !a.paths.is_empty() {
         bail!("--paths is for replay mode: harness mode runs the launch that models --harness");
@@ -222,13 +227,10 @@ fn harness(a: Args) -> Result<i32> {
             opts.launch
         ));
     }
-    let mut suite = match &a.data {
+    let suite = match &a.data {
         Some(dir) => Suite::load(dir)?,
         None => Suite::builtin()?,
     };
-    // Pairs only: chains and tasks are not run through a harness yet.
-    suite.chains.clear();
-    suite.tasks.clear();
     let threads = a
         .threads
         .unwrap_or_else(|| (4 * std::thread::available_parallelism().map_or(2, |n| n.get())).min(16));

@@ -225,8 +225,8 @@ enum Cmd {
     },
     /// IEC-Bench: recorded actions (hazard/control pairs, tool chains, tasks) delivered along
     /// six paths with IntAct off and on; lost, recovered, false repairs, McNemar (replay mode);
-    /// or the pairs through a real Claude Code, Codex or Gemini CLI beside replay mode's outcome
-    /// (`--mode harness`).
+    /// or the pairs, chains and tasks through a real Claude Code, Codex or Gemini CLI beside
+    /// replay mode's outcome (`--mode harness`).
     Bench(bench::Args),
     /// Parse received bytes (stdin, UTF-8) as one Windows receiver does and print what the
     /// program gets: `msvcrt`, `msvcrt-pre2008`, `commandlinetoargvw`, `msys2`, `msys2-pathconv`

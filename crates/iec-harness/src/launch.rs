@@ -98,6 +98,15 @@ pub struct LaunchOptions {
     /// subfolders the calls `cd` into and whose final state the caller observes. `None`: the
     /// sandbox's private `work/`. The direct reference runs stay in `work/` either way.
     pub work_dir: Option<PathBuf>,
+    /// Programs put on the harness's `PATH` under their file names (linked into the sandbox's
+    /// `bin`, beside the probe): e.g. the lookup-table tools of a bench chain.
+    pub tools: Vec<PathBuf>,
+    /// Extra environment of the harness process (and so of the shells it starts): e.g. a fixed
+    /// git identity for a bench task's commits.
+    pub env: Vec<(String, String)>,
+    /// Decides each call when its turn comes (see [`crate::server::NextCommand`]); the
+    /// reference runs and [`PayloadResult::emitted`] stay `payloads` as written.
+    pub next_command: Option<crate::server::NextCommand>,
 }
 
 impl LaunchOptions {
@@ -112,6 +121,9 @@ impl LaunchOptions {
             probe: None,
             think: Duration::ZERO,
             work_dir: None,
+            tools: vec![],
+            env: vec![],
+            next_command: None,
         }
     }
 
@@ -456,6 +468,7 @@ fn replay_with_marks(sb: &Arc<Sandbox>, opts: &LaunchOptions) -> anyhow::Result<
     let marks: TurnMarks = Arc::new(Mutex::new(vec![None; payloads.len() + 1]));
     let mut script = Script::commands(payloads.iter().cloned());
     script.think = opts.think;
+    script.next_command = opts.next_command.clone();
     script.workdirs = opts
         .workdirs
         .iter()
@@ -706,6 +719,13 @@ pub(crate) fn launch(
     if let Some(w) = &opts.work_dir {
         sb.run_dir = w.clone();
     }
+    for t in &opts.tools {
+        let name = t
+            .file_name()
+            .with_context(|| format!("tool {} has no file name", t.display()))?;
+        std::os::unix::fs::symlink(t, sb.bin.join(name))
+            .with_context(|| format!("linking tool {}", t.display()))?;
+    }
     let sb = Arc::new(sb);
     let (marks, server) = replay_with_marks(&sb, opts)?;
     let how = driver.prepare(&sb, &server.base_url())?;
@@ -715,6 +735,7 @@ pub(crate) fn launch(
         .current_dir(&sb.run_dir)
         .env_clear()
         .envs(sb.env())
+        .envs(opts.env.iter().map(|(k, v)| (k, v)))
         .envs(how.env);
 
     let started = Instant::now();

@@ -30,6 +30,22 @@ pub use crate::anthropic::{shell_tool_name, tool_results, tool_use_id};
 /// it is answered (the driver uses it to mark its witness logs).
 pub type TurnHook = Arc<dyn Fn(usize) + Send + Sync>;
 
+/// Decides the command of a turn when its first main-loop request arrives, from the turn index
+/// and the script's command for it: a model whose next call depends on what the previous calls
+/// did (a chain of tool calls whose step takes the previous step's output). Called once per
+/// turn (a retried request of the same turn gets the same command).
+#[derive(Clone)]
+pub struct NextCommand(pub Arc<NextCommandFn>);
+
+/// The function of a [`NextCommand`]: (turn, the script's command) → the command.
+pub type NextCommandFn = dyn Fn(usize, &str) -> String + Send + Sync;
+
+impl std::fmt::Debug for NextCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NextCommand(..)")
+    }
+}
+
 /// What the server answers.
 #[derive(Clone)]
 pub struct Script {
@@ -49,6 +65,9 @@ pub struct Script {
     /// How long the model "thinks" before each main-loop answer (a real model takes seconds;
     /// zero answers at once). Other requests are answered at once.
     pub think: std::time::Duration,
+    /// Decides each turn's command in place of `commands[turn]` (which it is given); `None`:
+    /// `commands` as written.
+    pub next_command: Option<NextCommand>,
 }
 
 impl Script {
@@ -65,6 +84,7 @@ impl Script {
             side_text: "OK".into(),
             on_turn: None,
             think: std::time::Duration::ZERO,
+            next_command: None,
         }
     }
 }
@@ -113,6 +133,8 @@ pub(crate) struct Inner {
     started: Instant,
     pub(crate) requests: Mutex<Vec<RecordedRequest>>,
     turns_seen: Mutex<Vec<usize>>,
+    /// The command decided for each turn so far (with [`Script::next_command`]).
+    decided: Mutex<std::collections::BTreeMap<usize, String>>,
 }
 
 impl Inner {
@@ -149,6 +171,22 @@ impl Inner {
             Some(cmd) => Ok((main.turn, main.tool, cmd)),
             None => Err(self.script.final_text.clone()),
         }
+    }
+
+    /// The command of turn `turn` (`None` past the script's end): `commands[turn]`, or what
+    /// [`Script::next_command`] decided for it the first time it was asked.
+    pub(crate) fn command(&self, turn: usize) -> Option<String> {
+        let scripted = self.script.commands.get(turn)?;
+        let Some(next) = &self.script.next_command else {
+            return Some(scripted.clone());
+        };
+        let mut decided = self.decided.lock().unwrap();
+        Some(
+            decided
+                .entry(turn)
+                .or_insert_with(|| (next.0)(turn, scripted))
+                .clone(),
+        )
     }
 
     /// The working directory of the script's call `turn`, if it has one.
@@ -197,6 +235,7 @@ impl ReplayServer {
             started: Instant::now(),
             requests: Mutex::new(Vec::new()),
             turns_seen: Mutex::new(Vec::new()),
+            decided: Mutex::new(Default::default()),
         });
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let state = inner.clone();
@@ -377,7 +416,7 @@ pub(crate) fn read_request<T>(
         MainTurn {
             turn,
             tool,
-            command: inner.script.commands.get(turn).cloned(),
+            command: inner.command(turn),
         }
     });
     (value, main)
@@ -439,4 +478,44 @@ pub(crate) fn sse_response(events: String) -> Response {
         events,
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inner(script: Script) -> Inner {
+        Inner {
+            script,
+            started: Instant::now(),
+            requests: Mutex::new(vec![]),
+            turns_seen: Mutex::new(vec![]),
+            decided: Mutex::new(Default::default()),
+        }
+    }
+
+    #[test]
+    fn next_command_decides_each_turn_once() {
+        // As written without it.
+        let plain = inner(Script::commands(["a", "b"]));
+        assert_eq!(plain.command(0).as_deref(), Some("a"));
+        assert_eq!(plain.command(2), None);
+        // Decided from the turn and the scripted command, once: a retried request of the same
+        // turn gets the first decision, whatever the function would say now.
+        let calls = Arc::new(Mutex::new(0));
+        let seen = calls.clone();
+        let mut script = Script::commands(["a", "b"]);
+        script.next_command = Some(NextCommand(Arc::new(move |turn, scripted| {
+            let mut n = seen.lock().unwrap();
+            *n += 1;
+            format!("{scripted}-{turn}-{n}")
+        })));
+        let i = inner(script);
+        assert_eq!(i.command(1).as_deref(), Some("b-1-1"));
+        assert_eq!(i.command(1).as_deref(), Some("b-1-1"));
+        assert_eq!(i.command(0).as_deref(), Some("a-0-2"));
+        // Past the script's end: the final text, and the function is not asked.
+        assert_eq!(i.command(2), None);
+        assert_eq!(*calls.lock().unwrap(), 2);
+    }
 }
