@@ -147,7 +147,7 @@ impl Inner {
 
     /// Waits before the answer to turn `turn`: the thinking time, and for the first turn at
     /// least [`FIRST_TURN_THINK`] when the script thinks at all. A real model's first answer
-    /// takes seconds; Gemini CLI 0.11–0.39 load their command parser after start-up and refuse
+    /// takes seconds; Gemini CLI 0.11–0.27 load their command parser after start-up and refuse
     /// every call that comes sooner ("could not be parsed safely"), which a user never meets.
     pub(crate) async fn think_before(&self, turn: usize) {
         if turn == 0 && !self.script.think.is_zero() {

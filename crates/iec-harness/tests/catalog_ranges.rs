@@ -16,8 +16,9 @@
 //!
 //! The published versions come from `npm view PACKAGE versions --json`; a version this test
 //! installed is removed again. Gemini CLI's replay model takes 100 ms per call (as the catalog
-//! sweep's): 0.11–0.39 load their command parser after start-up and refuse every call before. Skips like the other real-harness tests: when
-//! npm fails and `IEC_SKIP_HARNESS=1` (or `IEC_SKIP_NPM=1`) is set, it prints `SKIPPED: …` and
+//! sweep's, and the first call waits 1.5 s): 0.11–0.27 load their command parser after
+//! start-up and refuse every call before. Skips like the other real-harness tests: when npm
+//! fails and `IEC_SKIP_HARNESS=1` (or `IEC_SKIP_NPM=1`) is set, it prints `SKIPPED: …` and
 //! passes.
 
 mod support;

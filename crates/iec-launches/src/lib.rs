@@ -62,7 +62,7 @@ pub struct Validate {
     /// message. The model's certain findings are refusals; its possible ones make the check
     /// `unknown`.
     pub refuse_unparsed_line: Option<String>,
-    /// Refuse texts Gemini CLI's tree-sitter-bash gate refuses (0.11–0.39: a syntax error or
+    /// Refuse texts Gemini CLI's tree-sitter-bash gate refuses (0.11–0.27: a syntax error or
     /// missing node, no command, see [`tree_sitter_gate`]); the value is the message.
     pub refuse_tree_sitter_error: Option<String>,
     /// With `refuse_tree_sitter_error`: the gate also refuses the `@P` prompt transform

@@ -1,4 +1,5 @@
-//! Gemini CLI's parse gate (0.11 to 0.39 in a session that approves every call): before a
+//! Gemini CLI's parse gate (0.11 to 0.27 in a session that approves every call; 0.28 on let an
+//! unparsable text run then): before a
 //! shell command runs, `parseBashCommandDetails` (`utils/shell-utils.js`) parses the model's text
 //! with tree-sitter-bash (npm `tree-sitter-bash` ^0.25.0 under `web-tree-sitter` ^0.25.10, which
 //! install as 0.25.1 and 0.25.10) and the harness refuses the call when the tree has an error or
