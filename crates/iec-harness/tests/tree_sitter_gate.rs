@@ -247,7 +247,66 @@ fn edge_cases() -> Vec<String> {
     ]
     .iter()
     .map(|s| s.to_string())
+    .chain(red_team_texts())
     .collect()
+}
+
+/// Each `IEC_GATE_SWEEP_STEP`-th code point (default 61; `1` is every one, about 3.3 million
+/// texts) in three places where the scanner's letter class decides the parse: a variable name
+/// before `=`, a name inside `${…[1]}`, after `$` in a here-document.
+fn code_point_sweep() -> Vec<String> {
+    let step = iec_testkit::rotation::count("IEC_GATE_SWEEP_STEP", 61, usize::MAX).max(1);
+    let mut out = Vec::new();
+    for c in (0x80u32..=0x10FFFF).step_by(step).filter_map(char::from_u32) {
+        out.push(format!("_{c}=1"));
+        out.push(format!("argvprobe ${{_{c}[1]}}"));
+        out.push(format!("argvprobe h <<E\nx${c}\nE\n"));
+    }
+    out
+}
+
+/// The red team's texts of 2026-12-07 (each confirmed against real Gemini CLI 0.12.0):
+/// non-ASCII digits and plane-2 gaps are letters of the WebAssembly runtime, letters newer than
+/// its Unicode are not, and a letter of two UTF-16 units across a 5,119-unit chunk boundary
+/// reaches the scanner as two halves.
+fn red_team_texts() -> Vec<String> {
+    let mut out: Vec<String> = [
+        "_\u{663}=1",
+        "_\u{ff13}=1",
+        "argvprobe ${_\u{663}[1]}",
+        "argvprobe ${_\u{ff13}[1]}",
+        "argvprobe ${_\u{969}[1]}",
+        "argvprobe h <<E\nx$\u{663}\nE\n",
+        "argvprobe h <<E\nprice: $\u{663}\u{660}\nE\n",
+        "argvprobe h <<E\ntotal $\u{ff11}\u{ff10}\u{ff10}\nE\n",
+        "argvprobe h <<E\nx$\u{1d7ce}\nE\n",
+        "argvprobe ${_\u{2a6e0}[1]}",
+        "argvprobe h <<E\nx$\u{2a6e0}\nE\n",
+        "_\u{2c5f}=1",
+        "_\u{30000}=1",
+        "argvprobe ${_\u{2c5f}[1]}",
+        "argvprobe ${_\u{30000}[1]}",
+        "argvprobe h <<E\nx$\u{2c5f}\nE\n",
+        "argvprobe h <<E\nx$\u{870}\nE\n",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let x = "\u{1d465}";
+    for n in [5118, 5119, 5120] {
+        out.push(format!("_{}=1", x.repeat(n)));
+    }
+    // The pair starting at UTF-16 unit 5118 or 10237 of the text, and at 5000.
+    for at in [5000, 5117, 5118, 5119, 10236, 10237, 10238] {
+        let head = "argvprobe hd <<E\n";
+        out.push(format!("{head}{} ${x}\nE\n", "a".repeat(at - head.len() - 2)));
+        let head = "argvprobe ";
+        out.push(format!(
+            "{head}{}\nargvprobe ${{_{x}[1]}}",
+            "a".repeat(at - head.len() - 14)
+        ));
+    }
+    out
 }
 
 #[test]
@@ -272,6 +331,7 @@ fn gemini_tree_sitter_gate_matches_the_npm_parser_on_every_corpus_text() {
         texts.push(gen::broken(&mut r));
         texts.push(gen::hostile_string(&mut r));
     }
+    texts.extend(code_point_sweep());
     let node = oracle(&root, &texts);
     let mut wrong = Vec::new();
     let (mut refused, mut errors, mut none, mut transforms) = (0, 0, 0, 0);

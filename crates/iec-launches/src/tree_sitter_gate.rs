@@ -61,6 +61,31 @@ impl GateFinding {
     }
 }
 
+/// The UTF-16 code units web-tree-sitter gives the parser at a time (found by red team: a
+/// letter of two units across the 5,119th changed what the real harness refused).
+pub const CHUNK_UNITS: usize = 5119;
+
+/// One chunk of the text as web-tree-sitter's `stringToUTF16` leaves it: a buffer of its own
+/// whose unit after the chunk is 0. tree-sitter's UTF-16 decoder takes the bytes left in a
+/// chunk for units left and reads one unit past a lone lead surrogate at the chunk's end: there
+/// it reads the 0, so the lead stands alone; a slice of the whole text would give it the trail.
+struct Chunk(Vec<u16>);
+
+impl Chunk {
+    fn of(units: &[u16]) -> Chunk {
+        let mut v = Vec::with_capacity(units.len() + 1);
+        v.extend_from_slice(units);
+        v.push(0);
+        Chunk(v)
+    }
+}
+
+impl AsRef<[u16]> for Chunk {
+    fn as_ref(&self) -> &[u16] {
+        &self.0[..self.0.len() - 1]
+    }
+}
+
 /// A text as UTF-16 code units, with the way back to UTF-8 byte offsets.
 struct Utf16 {
     units: Vec<u16>,
@@ -135,8 +160,15 @@ pub fn inspect(text: &str) -> GateView {
     // web-tree-sitter parses the JavaScript string as UTF-16, and error recovery weighs what it
     // skips in bytes of that encoding: the gate parses the same units.
     let src = Utf16::new(text);
-    // The harness refuses when `parser.parse` gives nothing; so does the gate.
-    let Some(tree) = parser.parse_utf16_le(&src.units, None) else {
+    // web-tree-sitter hands the parser the text in chunks of at most [`CHUNK_UNITS`] (its
+    // `tree_sitter_parse_callback` copies into a 10,240-byte buffer, clamped to 10,238 bytes): a
+    // surrogate pair across a chunk's end reaches the scanner as two lone halves, which are not
+    // letters. The gate reads the same chunks, each in a buffer of its own followed by a 0 unit
+    // as there ([`Chunk`]). The harness refuses when `parser.parse` gives nothing; so does the
+    // gate.
+    let units = &src.units;
+    let mut chunk = |i: usize, _| Chunk::of(&units[i.min(units.len())..(i + CHUNK_UNITS).min(units.len())]);
+    let Some(tree) = parser.parse_utf16_le_with_options(&mut chunk, None, None) else {
         view.error = Some(0);
         return view;
     };

@@ -1,7 +1,8 @@
 //! tree-sitter-bash 0.25.1, the grammar Gemini CLI 0.11–0.39 parse a shell command with (npm
 //! `tree-sitter-bash` under `web-tree-sitter`), linked natively with its external scanner
 //! rebuilt (`vendor/scanner.c`, unchanged, under `vendor/iec_ctype.h`): the scanner's character
-//! classes are those of the harness's WebAssembly build (musl's, no locale), not glibc's, whose
+//! classes are those of the harness's WebAssembly runtime (its own letter table, dumped from it;
+//! musl's spaces; ASCII digits), not glibc's, whose
 //! `isdigit` reads outside its table for a code point above 255. With the grammar crate's own
 //! scanner, `{` followed by such a character crashes the process (found by
 //! `iec-harness/tests/tree_sitter_gate.rs`); `iec check` parses untrusted texts.
@@ -9,22 +10,28 @@
 
 use std::sync::OnceLock;
 
+mod wasm_alpha;
+
 extern "C" {
     fn iec_bash_patch(original: *const ()) -> *const ();
 }
 
-/// musl's `iswalpha`: Unicode's Alphabetic property (called by the scanner).
+/// The WebAssembly runtime's `iswalpha` (called by the scanner): its own table, dumped from
+/// it ([`wasm_alpha::ALPHA`]).
 #[no_mangle]
 extern "C" fn iec_ts_iswalpha(c: i32) -> i32 {
-    let alpha = u32::try_from(c)
-        .ok()
-        .and_then(char::from_u32)
-        .is_some_and(char::is_alphabetic);
-    i32::from(alpha)
+    i32::from(u32::try_from(c).is_ok_and(is_wasm_alpha))
+}
+
+/// Whether the runtime's `iswalpha` calls `c` a letter.
+fn is_wasm_alpha(c: u32) -> bool {
+    let i = wasm_alpha::ALPHA.partition_point(|&(_, hi)| hi < c);
+    wasm_alpha::ALPHA.get(i).is_some_and(|&(lo, _)| lo <= c)
 }
 
 /// musl's `iswspace`: Unicode White_Space without the non-breaking spaces (U+00A0, U+2007,
-/// U+202F) and U+1680, U+180E (called by the scanner).
+/// U+202F) and U+1680, U+180E (called by the scanner; the runtime's, dumped by
+/// `tools/dump-classes.mjs`, is this list).
 #[no_mangle]
 extern "C" fn iec_ts_iswspace(c: i32) -> i32 {
     const SPACES: &[i32] = &[
@@ -66,6 +73,18 @@ mod tests {
         for t in ["{𝄞", "echo {é.", "a {\u{3000}", "{\u{10ffff}"] {
             let s = sexp(t);
             assert!(s.starts_with("(program"), "{t:?}: {s}");
+        }
+    }
+
+    #[test]
+    fn letters_are_the_webassembly_runtimes() {
+        // Found by red team: non-ASCII decimal digits and the unassigned plane-2 code points
+        // are letters there, letters newer than its Unicode are not.
+        for c in [0x41, 0xE9, 0x663, 0xFF13, 0x1D7CE, 0x2A6E0, 0x2FFFD] {
+            assert!(is_wasm_alpha(c), "{c:#X}");
+        }
+        for c in [0x30, 0x20, 0x2C5F, 0x870, 0x30000, 0x110000] {
+            assert!(!is_wasm_alpha(c), "{c:#X}");
         }
     }
 
