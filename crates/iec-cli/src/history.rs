@@ -16,10 +16,19 @@ pub const PROBES: &[&str] = &[
     "echo a\\;b",
     "grep -r x .",
     "false;",
+    // Gemini CLI 0.11–0.25's parse gate: a text that names no command.
+    "x=1",
+    // Gemini CLI 0.26–0.27's: every here-document.
+    "cat <<EOF\nx\nEOF",
 ];
 
 fn md(s: &str) -> String {
-    format!("`{}`", s.replace('|', "\\|").replace('\u{1}', "\\x01"))
+    format!(
+        "`{}`",
+        s.replace('|', "\\|")
+            .replace('\u{1}', "\\x01")
+            .replace('\n', "\\n")
+    )
 }
 
 fn ranges(l: &Launch) -> String {
