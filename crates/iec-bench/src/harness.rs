@@ -1138,27 +1138,36 @@ fn measure_in_dirs(units: &[Unit], tools: &[PathBuf], opts: &Options) -> Result<
     Ok(out)
 }
 
+/// The error of launch `who`: `what`, and the end of the harness's stderr.
+fn launch_failed(run: &HarnessRun, who: &str, what: String) -> Error {
+    let chars: Vec<char> = run.stderr.chars().collect();
+    let tail: String = chars[chars.len().saturating_sub(2000)..].iter().collect();
+    Error::Harness(format!("{who}: {what}; its stderr ends:\n{tail}"))
+}
+
+/// The launch did not time out and gave one result per call.
+fn answered_every_call(run: &HarnessRun, calls: &[&str], who: &str) -> Result<(), Error> {
+    if run.timed_out {
+        return Err(launch_failed(
+            run,
+            who,
+            format!("a launch of {} calls timed out", calls.len()),
+        ));
+    }
+    if run.results.len() != calls.len() {
+        let what = format!("{} results for {} calls", run.results.len(), calls.len());
+        return Err(launch_failed(run, who, what));
+    }
+    Ok(())
+}
+
 /// A Codex or Gemini CLI launch of `calls` ran every call: no timeout, a tool result for each,
 /// and the `pwd` probe (call 0) ran in `probe_dir`, so the harness honours the working-directory
 /// parameter.
 fn launch_ran(run: &HarnessRun, calls: &[&str], kind: Kind, probe_dir: &Path) -> Result<(), Error> {
-    let title = kind.title();
-    let fail = |what: String| {
-        let tail: String = {
-            let chars: Vec<char> = run.stderr.chars().collect();
-            chars[chars.len().saturating_sub(2000)..].iter().collect()
-        };
-        Err(Error::Harness(format!(
-            "{title} {}: {what}; its stderr ends:\n{tail}",
-            run.version
-        )))
-    };
-    if run.timed_out {
-        return fail(format!("a launch of {} calls timed out", calls.len()));
-    }
-    if run.results.len() != calls.len() {
-        return fail(format!("{} results for {} calls", run.results.len(), calls.len()));
-    }
+    let who = format!("{} {}", kind.title(), run.version);
+    let fail = |what: String| Err(launch_failed(run, &who, what));
+    answered_every_call(run, calls, &who)?;
     for (k, r) in run.results.iter().enumerate() {
         if r.tool_result.is_none() {
             return fail(format!("no tool result for call {k} ({:?})", clip(calls[k])));
@@ -1198,22 +1207,9 @@ fn launch_ran(run: &HarnessRun, calls: &[&str], kind: Kind, probe_dir: &Path) ->
 /// indices `cds`) succeeded, and the harness never moved the shell back to its own working
 /// directory.
 fn session_ran(run: &HarnessRun, calls: &[&str], cds: &[usize], mode: &str) -> Result<(), Error> {
-    let fail = |what: String| {
-        let tail: String = {
-            let chars: Vec<char> = run.stderr.chars().collect();
-            chars[chars.len().saturating_sub(2000)..].iter().collect()
-        };
-        Err(Error::Harness(format!(
-            "Claude Code {} ({mode}): {what}; its stderr ends:\n{tail}",
-            run.version
-        )))
-    };
-    if run.timed_out {
-        return fail(format!("a launch of {} calls timed out", calls.len()));
-    }
-    if run.results.len() != calls.len() {
-        return fail(format!("{} results for {} calls", run.results.len(), calls.len()));
-    }
+    let who = format!("Claude Code {} ({mode})", run.version);
+    let fail = |what: String| Err(launch_failed(run, &who, what));
+    answered_every_call(run, calls, &who)?;
     for (k, r) in run.results.iter().enumerate() {
         let Some(t) = &r.tool_result else {
             return fail(format!("no tool result for call {k} ({:?})", clip(calls[k])));
