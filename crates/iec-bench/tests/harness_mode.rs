@@ -68,27 +68,6 @@ fn chain_and_task_calls(suite: &Suite) -> usize {
         + suite.tasks.iter().map(|t| t.actions.len()).sum::<usize>()
 }
 
-/// `install(version)` succeeded, or `false` after printing SKIPPED when it failed and a skip
-/// variable is set.
-fn installed<T, E: std::fmt::Display>(what: &str, install: impl FnOnce() -> Result<T, E>) -> bool {
-    match install() {
-        Ok(_) => true,
-        Err(e) => {
-            let why = format!("installing {what} with npm failed: {e:#}");
-            let skip = ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
-                .into_iter()
-                .find(|v| std::env::var(v).is_ok_and(|x| x == "1"));
-            match skip {
-                Some(var) => {
-                    let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
-                    false
-                }
-                None => panic!("{why}\n(set IEC_SKIP_HARNESS=1 to skip the tests that need it)"),
-            }
-        }
-    }
-}
-
 /// Harness mode over [`first_of_each_family`] through `spec`, with replay mode's report on its launch.
 fn run(spec: &str) -> (Options, HarnessReport, Duration, usize) {
     let cat = Catalog::builtin();
@@ -174,7 +153,7 @@ fn common(spec: &str, launch: &str, kind: Kind, h: &HarnessReport, secs: f64, mo
 
 #[test]
 fn harness_mode_on_codex_0_171_0_agrees_with_replay_on_codex_exec_command_linux() {
-    if !installed("@openai/codex@0.171.0", || iec_harness::install_codex("0.171.0")) {
+    if !iec_testkit::skip::installed("@openai/codex@0.171.0", || iec_harness::install_codex("0.171.0")) {
         return;
     }
     let (opts, h, t, more) = run("codex@0.171.0");
@@ -194,7 +173,7 @@ fn harness_mode_on_codex_0_171_0_agrees_with_replay_on_codex_exec_command_linux(
 
 #[test]
 fn harness_mode_on_gemini_cli_0_61_0_agrees_with_replay_on_gemini_cli_linux() {
-    if !installed("@google/gemini-cli@0.61.0", || {
+    if !iec_testkit::skip::installed("@google/gemini-cli@0.61.0", || {
         iec_harness::gemini::install_gemini_cli("0.61.0")
     }) {
         return;

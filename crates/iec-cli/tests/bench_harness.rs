@@ -26,22 +26,9 @@ use std::time::Instant;
 /// Claude Code `version` installed, or `false` after printing SKIPPED when the install failed
 /// and a skip variable is set.
 fn installed(version: &str) -> bool {
-    match iec_harness::install_claude_code(version) {
-        Ok(_) => true,
-        Err(e) => {
-            let why = format!("installing @anthropic-ai/claude-code@{version} with npm failed: {e:#}");
-            let skip = ["IEC_SKIP_HARNESS", "IEC_SKIP_NPM"]
-                .into_iter()
-                .find(|v| std::env::var(v).is_ok_and(|x| x == "1"));
-            match skip {
-                Some(var) => {
-                    let _ = writeln!(std::io::stderr(), "SKIPPED: {why} ({var}=1)");
-                    false
-                }
-                None => panic!("{why}\n(set IEC_SKIP_HARNESS=1 to skip the tests that need it)"),
-            }
-        }
-    }
+    iec_testkit::skip::installed(&format!("@anthropic-ai/claude-code@{version}"), || {
+        iec_harness::install_claude_code(version)
+    })
 }
 
 /// The chains beside the pairs on 2.1.72: chain-003 and chain-004 lose step 2 to the harness

@@ -5,4 +5,5 @@ pub mod bins;
 pub mod gen;
 pub mod par;
 pub mod rotation;
+pub mod skip;
 pub mod venv;
