@@ -1281,12 +1281,8 @@ mod tests {
                 content: format!("Chunk ID: 1\nProcess exited with code 0\nOutput:\n{output}"),
             }),
             direct: DirectRun {
-                bash_strings: vec![],
-                probe: vec![],
-                stdout: String::new(),
-                stderr: String::new(),
                 exit_code: Some(0),
-                timed_out: false,
+                ..Default::default()
             },
         };
         HarnessRun {

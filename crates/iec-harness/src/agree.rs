@@ -517,12 +517,10 @@ mod tests {
                 content: harness.into(),
             }),
             direct: DirectRun {
-                bash_strings: vec![],
                 probe,
                 stdout: direct.into(),
-                stderr: String::new(),
                 exit_code: Some(0),
-                timed_out: false,
+                ..Default::default()
             },
         }
     }

@@ -146,7 +146,7 @@ impl LaunchOptions {
 }
 
 /// What one direct `bash -c PAYLOAD` run showed.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct DirectRun {
     /// What bash received as `$BASH_EXECUTION_STRING` (each bash started, in order).
     pub bash_strings: Vec<String>,

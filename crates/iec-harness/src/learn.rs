@@ -2067,12 +2067,8 @@ mod tests {
                 content: c.into(),
             }),
             direct: crate::launch::DirectRun {
-                bash_strings: vec![],
-                probe: vec![],
-                stdout: String::new(),
-                stderr: String::new(),
                 exit_code: Some(0),
-                timed_out: false,
+                ..Default::default()
             },
         }
     }
