@@ -212,6 +212,17 @@ pub fn refuses(text: &str, prompt_transform: bool) -> Option<GateFinding> {
 
 /// Whether the gate `gate` refuses `text`.
 pub fn refuses_with(text: &str, gate: Gate) -> Option<GateFinding> {
+    gated(text, gate, &mut std::collections::HashMap::new())
+}
+
+/// [`refuses_with`], each part's text decided once: a part of a part is a part of the text too
+/// (nested `$(…)`), and gating each anew, as the harness does, takes time exponential in the
+/// nesting (a 4 KB text of 500 nested `$(echo …)` did not finish in 2 minutes).
+fn gated<'t>(
+    text: &'t str,
+    gate: Gate,
+    seen: &mut std::collections::HashMap<&'t str, bool>,
+) -> Option<GateFinding> {
     let view = inspect(text);
     if view.empty {
         return Some(GateFinding::Empty);
@@ -233,8 +244,18 @@ pub fn refuses_with(text: &str, gate: Gate) -> Option<GateFinding> {
     // checked again (the harness's guard against endless recursion).
     view.parts.iter().find_map(|r| {
         let part = text[r.clone()].trim_matches(crate::render::is_js_whitespace);
-        (!part.is_empty() && part != text && refuses_with(part, gate).is_some())
-            .then_some(GateFinding::Part(r.start))
+        if part.is_empty() || part == text {
+            return None;
+        }
+        let refused = match seen.get(part) {
+            Some(&refused) => refused,
+            None => {
+                let refused = gated(part, gate, seen).is_some();
+                seen.insert(part, refused);
+                refused
+            }
+        };
+        refused.then_some(GateFinding::Part(r.start))
     })
 }
 
@@ -319,6 +340,19 @@ mod tests {
         assert_eq!(refuses_with(">f", parts), None);
         assert_eq!(refuses_with("argvprobe x 2>&1 | cat", parts), None);
         assert_eq!(refuses_with("cat <<< 'x'", parts), None);
+    }
+
+    #[test]
+    fn nested_substitutions_are_gated_once_each() {
+        // 60 nested `$(echo …)`: gating every part anew would take 2^60 parses.
+        let t = format!("echo {}x{}", "$(echo ".repeat(60), ")".repeat(60));
+        let parts = Gate {
+            prompt_transform: true,
+            parts: true,
+        };
+        assert_eq!(refuses_with(&t, parts), None);
+        let broken = format!("echo {}x{}", "$(echo ".repeat(60), ")".repeat(59));
+        assert!(refuses_with(&broken, parts).is_some());
     }
 
     #[test]
