@@ -105,8 +105,23 @@ pub fn install_gemini_cli(version: &str) -> anyhow::Result<Launcher> {
 }
 
 /// The private `~/.gemini/settings.json`: API-key auth (the key is a dummy, the base URL is the
-/// replay server's), no usage statistics, telemetry or update checks.
-pub fn settings_json() -> Value {
+/// replay server's), no usage statistics, telemetry or update checks. Versions before 0.3.0
+/// read the first, flat settings schema (`selectedAuthType`, `usageStatisticsEnabled` at the
+/// top); 0.3.0 and later the nested one, and migrate a file with flat keys on disk. Usage
+/// statistics must be off: 0.1.1 sends them to `play.googleapis.com` at start and dies of the
+/// unhandled rejection when that name does not resolve (offline).
+pub fn settings_json(version: &str) -> Value {
+    let flat = iec_launches::resolve::Version::parse(version)
+        .zip(iec_launches::resolve::Version::parse("0.3.0"))
+        .is_some_and(|(v, nested)| v < nested);
+    if flat {
+        return json!({
+            "selectedAuthType": "gemini-api-key",
+            "usageStatisticsEnabled": false,
+            "telemetry": {"enabled": false},
+            "disableAutoUpdate": true,
+        });
+    }
     json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": false},
@@ -123,6 +138,8 @@ pub fn command_of(args: &Value) -> Option<String> {
 /// Gemini CLI's part of a launch: its settings, `gemini -p go --yolo`, its API's environment.
 struct GeminiCli<'a> {
     model: Option<&'a str>,
+    /// The version driven (which settings schema it reads).
+    version: &'a str,
 }
 
 impl Driver for GeminiCli<'_> {
@@ -131,7 +148,7 @@ impl Driver for GeminiCli<'_> {
         std::fs::create_dir_all(&gemini_dir)?;
         std::fs::write(
             gemini_dir.join("settings.json"),
-            serde_json::to_string_pretty(&settings_json())?,
+            serde_json::to_string_pretty(&settings_json(self.version))?,
         )?;
         let mut args: Vec<OsString> = ["-p", "go", "--yolo"].map(OsString::from).to_vec();
         if let Some(m) = self.model {
@@ -151,12 +168,23 @@ impl Driver for GeminiCli<'_> {
     fn is_wrapper(&self, text: &str) -> bool {
         text.contains("_bgpids_file=")
     }
+
+    /// Gemini CLI 0.1.19–0.1.21 end a headless session (status 1) when a tool call throws, as
+    /// a command refused for command substitution does: the call is never answered, and the
+    /// harness writes `Error executing tool run_shell_command: MESSAGE` on stderr.
+    fn ended_on_call(&self, stderr: &str) -> Option<String> {
+        const SAID: &str = "Error executing tool ";
+        let said = &stderr[stderr.rfind(SAID)? + SAID.len()..];
+        Some(said.split_once(": ")?.1.trim_end().to_string())
+    }
 }
 
-/// Runs one `gemini -p` with all payloads, then each payload directly.
+/// Runs one `gemini -p` with all payloads, then each payload directly (a new `gemini -p` in the
+/// same sandbox after a call the harness ended its session on: [`Driver::ended_on_call`]).
 pub fn run_gemini_with(opts: &GeminiOptions) -> anyhow::Result<HarnessRun> {
     let driver = GeminiCli {
         model: opts.model.as_deref(),
+        version: &opts.launch.version,
     };
     launch(&opts.launch, install_gemini_cli, &driver)
 }

@@ -687,6 +687,87 @@ pub(crate) trait Driver {
     }
     /// Whether a logged `$BASH_EXECUTION_STRING` is the harness's wrapper around the command.
     fn is_wrapper(&self, text: &str) -> bool;
+    /// The message of a call the harness ended its session on, read from its stderr, when it
+    /// does that (exiting non-zero instead of answering the call): [`launch`] then records the
+    /// message as that call's (error) result and runs the payloads after it in a new launch in
+    /// the same sandbox, as a user would start a new session.
+    fn ended_on_call(&self, _stderr: &str) -> Option<String> {
+        None
+    }
+}
+
+/// What one harness launch of a stretch of the payloads left: per payload its tool result,
+/// echoed command and turn window of the witness logs.
+struct Segment {
+    fin: Finished,
+    requests: Vec<RecordedRequest>,
+    unknown_paths: Vec<String>,
+    elapsed_ms: u128,
+    tool_results: Vec<Option<ToolResult>>,
+    echoed: Vec<Option<String>>,
+    windows: Vec<(Vec<String>, Vec<ProbeRecord>)>,
+}
+
+/// Runs the harness once on `opts.payloads[from..]` in sandbox `sb`.
+fn run_segment(
+    opts: &LaunchOptions,
+    from: usize,
+    launcher: &Launcher,
+    sb: &Arc<Sandbox>,
+    driver: &dyn Driver,
+) -> anyhow::Result<Segment> {
+    let mut seg_opts = opts.clone();
+    seg_opts.payloads = opts.payloads[from..].to_vec();
+    seg_opts.workdirs = opts.workdirs.get(from..).unwrap_or_default().to_vec();
+    let (marks, server) = replay_with_marks(sb, &seg_opts)?;
+    let how = driver.prepare(sb, &server.base_url())?;
+    let mut cmd = Command::new(&launcher.program);
+    cmd.args(&launcher.prefix_args)
+        .args(&how.args)
+        .current_dir(&sb.run_dir)
+        .env_clear()
+        .envs(sb.env())
+        .envs(opts.env.iter().map(|(k, v)| (k, v)))
+        .envs(how.env);
+    let started = Instant::now();
+    let fin = run_bounded(cmd, &sb.tmp, "harness", opts.timeout, &sb.marker())?;
+    let elapsed_ms = started.elapsed().as_millis();
+    let requests = server.requests();
+    let unknown_paths = server.unknown_paths();
+    let n = seg_opts.payloads.len();
+    let tool_results = (0..n).map(|k| tool_result_in(&requests, k)).collect();
+    let echoed = (0..n)
+        .map(|k| echoed_input_in(&requests, k).and_then(|v| driver.command_of(&v)))
+        .collect();
+    server.shutdown();
+    // The logs only grow until the direct runs: this launch's windows start at its own marks.
+    let (bash_bytes, probe_bytes) = sb.read_logs();
+    let marks = marks.lock().unwrap().clone();
+    let windows = turn_windows(&marks, &bash_bytes, &probe_bytes, n);
+    Ok(Segment {
+        fin,
+        requests,
+        unknown_paths,
+        elapsed_ms,
+        tool_results,
+        echoed,
+        windows,
+    })
+}
+
+/// The call a launch ended on ([`Driver::ended_on_call`]): the first payload of the segment
+/// that got no answer, when no later one got any, nothing of it ran, and the harness exited
+/// non-zero (not timed out) saying why; with the message.
+fn ended_on_call(seg: &Segment, driver: &dyn Driver) -> Option<(usize, String)> {
+    if seg.fin.timed_out || seg.fin.exit_code.is_none_or(|c| c == 0) {
+        return None;
+    }
+    let message = driver.ended_on_call(&seg.fin.stderr)?;
+    let k = seg.tool_results.iter().position(Option::is_none)?;
+    let quiet = seg.tool_results[k..].iter().all(Option::is_none)
+        && seg.windows[k].0.is_empty()
+        && seg.windows[k].1.is_empty();
+    quiet.then_some((k, message))
 }
 
 /// The text the harness's bash received for a call: the wrapper, else the first string that
@@ -727,33 +808,45 @@ pub(crate) fn launch(
             .with_context(|| format!("linking tool {}", t.display()))?;
     }
     let sb = Arc::new(sb);
-    let (marks, server) = replay_with_marks(&sb, opts)?;
-    let how = driver.prepare(&sb, &server.base_url())?;
-    let mut cmd = Command::new(&launcher.program);
-    cmd.args(&launcher.prefix_args)
-        .args(&how.args)
-        .current_dir(&sb.run_dir)
-        .env_clear()
-        .envs(sb.env())
-        .envs(opts.env.iter().map(|(k, v)| (k, v)))
-        .envs(how.env);
-
-    let started = Instant::now();
-    let fin = run_bounded(cmd, &sb.tmp, "harness", opts.timeout, &sb.marker())?;
-    let elapsed_ms = started.elapsed().as_millis();
-    let requests = server.requests();
-    let unknown_paths = server.unknown_paths();
     let n = opts.payloads.len();
-    let tool_results: Vec<Option<ToolResult>> = (0..n).map(|k| tool_result_in(&requests, k)).collect();
-    let echoed: Vec<Option<String>> = (0..n)
-        .map(|k| echoed_input_in(&requests, k).and_then(|v| driver.command_of(&v)))
-        .collect();
-    server.shutdown();
-
+    let mut from = 0;
+    let mut segs = Vec::new();
+    let mut tool_results: Vec<Option<ToolResult>> = Vec::with_capacity(n);
+    let mut echoed: Vec<Option<String>> = Vec::with_capacity(n);
+    let mut parts: Vec<(Vec<String>, Vec<ProbeRecord>)> = Vec::with_capacity(n);
+    loop {
+        let mut seg = run_segment(opts, from, &launcher, &sb, driver)?;
+        let ended = ended_on_call(&seg, driver);
+        if let Some((k, message)) = &ended {
+            seg.tool_results[*k] = Some(ToolResult {
+                tool_use_id: format!("ended-session-{}", from + k),
+                is_error: true,
+                content: message.clone(),
+            });
+        }
+        let seg_n = seg.tool_results.len();
+        let resume = ended
+            .map(|(k, _)| k + 1)
+            .filter(|&k| k < seg_n && opts.next_command.is_none());
+        let keep = resume.unwrap_or(seg_n);
+        tool_results.extend(seg.tool_results.drain(..keep));
+        echoed.extend(seg.echoed.drain(..keep));
+        parts.extend(seg.windows.drain(..keep));
+        segs.push(seg);
+        match resume {
+            Some(k) => from += k,
+            None => break,
+        }
+    }
+    let last = segs.last().expect("one launch at least");
+    let (exit_code, timed_out) = (last.fin.exit_code, last.fin.timed_out);
+    let elapsed_ms = segs.iter().map(|s| s.elapsed_ms).sum();
+    let stdout: String = segs.iter().map(|s| s.fin.stdout.as_str()).collect();
+    let stderr: String = segs.iter().map(|s| s.fin.stderr.as_str()).collect();
+    let requests: Vec<RecordedRequest> = segs.iter_mut().flat_map(|s| s.requests.drain(..)).collect();
+    let unknown_paths: Vec<String> = segs.iter_mut().flat_map(|s| s.unknown_paths.drain(..)).collect();
     let (bash_bytes, probe_bytes) = sb.read_logs();
     let bash_argvs = sb.bash_argvs();
-    let marks = marks.lock().unwrap().clone();
-    let parts = turn_windows(&marks, &bash_bytes, &probe_bytes, n);
     let hooks = sb.hook_inputs();
     // The reference: each payload directly as `bash -c PAYLOAD`, same witnesses.
     let mut results = Vec::new();
@@ -780,11 +873,11 @@ pub(crate) fn launch(
         version: opts.version.clone(),
         launcher,
         results,
-        exit_code: fin.exit_code,
-        timed_out: fin.timed_out,
+        exit_code,
+        timed_out,
         elapsed_ms,
-        stdout: fin.stdout,
-        stderr: fin.stderr,
+        stdout,
+        stderr,
         requests,
         unknown_paths,
         bash_log: split_bash_log(&bash_bytes),

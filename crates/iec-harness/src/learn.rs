@@ -894,21 +894,14 @@ pub fn learn_from_run_with(
     let by_id = |id: &str| seen.iter().find(|s| s.m.id == id).expect("marker");
     let plain = by_id("plain");
     let Some(plain_outer) = plain.outer.clone() else {
-        let said = run
-            .stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
         bail!(
-            "the plain marker {:?} reached no bash of the harness (tool result: {:?}; the harness exited {:?} after {} requests to the model; its last stderr line: {said:?}); nothing to learn from",
+            "the plain marker {:?} reached no bash of the harness (tool result: {:?}; {}); nothing to learn from",
             plain.m.command,
             plain.r.tool_result,
-            run.exit_code,
-            run.requests.len(),
+            how_it_ended(run),
         );
     };
-    let env = read_environment(by_id("env"))?;
+    let env = read_environment(by_id("env"), run)?;
     let paths = learn_paths(&env, &plain_outer)?;
     let template = learn_template(&seen, plain, &plain_outer, &paths)?;
     let parse = learn_second_parse(&template.chosen, plain, &env)?;
@@ -990,12 +983,28 @@ impl Environment {
     }
 }
 
+/// How the harness run ended, for an error: its exit status, requests, last stderr line.
+fn how_it_ended(run: &HarnessRun) -> String {
+    let said = run
+        .stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    format!(
+        "the harness exited {:?} after {} requests to the model; its last stderr line: {said:?}",
+        run.exit_code,
+        run.requests.len()
+    )
+}
+
 /// Reads the environment marker.
-fn read_environment(env: &Seen) -> anyhow::Result<Environment> {
+fn read_environment(env: &Seen, run: &HarnessRun) -> anyhow::Result<Environment> {
     let Some(outer) = env.outer.clone() else {
         bail!(
-            "the environment marker reached no bash of the harness (tool result: {:?})",
-            env.r.tool_result
+            "the environment marker reached no bash of the harness (tool result: {:?}; {})",
+            env.r.tool_result,
+            how_it_ended(run),
         );
     };
     let env_rec = tagged(&env.r.probe, &env.m.tag);
@@ -1437,6 +1446,10 @@ struct Validation {
     reject_control_chars: Option<String>,
     reject_newlines: Option<String>,
     reject_command_substitution: Option<String>,
+    /// A plain substring test refuses (Gemini CLI 0.1.9, 0.1.13): learned when the markers'
+    /// command-substitution refusals differ (the message holds the command) or when only some
+    /// of them are refused.
+    reject_substrings: Option<iec_launches::RejectSubstrings>,
     /// The harness's own parser refuses texts it may read otherwise than bash
     /// ([`iec_launches::unparsed`]): learned from the `unparsed` marker.
     refuse_unparsed_line: Option<String>,
@@ -1492,6 +1505,54 @@ fn learn_tree_sitter_gate(seen: &[Seen]) -> anyhow::Result<Option<(String, Gate)
     )
 }
 
+impl Validation {
+    /// Whether `s` was refused by the launch's command-substitution rule (either kind).
+    fn substitution_refused(&self, s: &Seen) -> bool {
+        let Some(got) = &s.rejected else {
+            return false;
+        };
+        self.reject_command_substitution.as_ref() == Some(got)
+            || self
+                .reject_substrings
+                .as_ref()
+                .is_some_and(|r| &r.message_for(&s.m.command) == got)
+    }
+}
+
+/// A harness that refuses every text holding `$(` (or a backtick, or either) by a plain
+/// substring test, quoted or not (Gemini CLI 0.1.9: `$(` or a backtick, the refused command in
+/// its message; 0.1.13: `$(` only). Learned when the markers refused with the first
+/// substitution refusal's message (each marker's text in it read as `{{command}}`) are exactly
+/// those that hold one of the strings; the parse gate's refusals aside.
+fn learn_reject_substrings(
+    seen: &[Seen],
+    gate_refused: impl Fn(&Seen) -> bool,
+) -> Option<iec_launches::RejectSubstrings> {
+    let template = |s: &Seen| {
+        s.rejected
+            .as_ref()
+            .map(|r| r.replace(s.m.command.as_str(), "{{command}}"))
+    };
+    let first = seen
+        .iter()
+        .find(|s| substitutes(&s.m.id) && s.rejected.is_some())?;
+    let message = template(first)?;
+    let ids = |keep: &dyn Fn(&Seen) -> bool| -> Vec<&str> {
+        seen.iter()
+            .filter(|s| !gate_refused(s) && keep(s))
+            .map(|s| s.m.id.as_str())
+            .collect()
+    };
+    let observed = ids(&|s| template(s).as_ref() == Some(&message));
+    [&["$(", "`"][..], &["$("], &["`"]]
+        .into_iter()
+        .map(|subs| iec_launches::RejectSubstrings {
+            substrings: subs.iter().map(|s| s.to_string()).collect(),
+            message: message.clone(),
+        })
+        .find(|rule| ids(&|s| rule.find(&s.m.command).is_some()) == observed)
+}
+
 /// Whether a marker is a command-substitution one (`subst`, `backtick`, in any shape).
 fn substitutes(id: &str) -> bool {
     let stem = id.split('.').next().unwrap_or(id);
@@ -1542,13 +1603,24 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         );
     };
     let subst = by_id("subst");
-    let reject_command_substitution = subst.rejected.clone();
-    // Every substitution marker refused with the same message, or none.
+    let mut reject_command_substitution = subst.rejected.clone();
+    let mut reject_substrings = None;
+    // Every substitution marker refused with the same message, or none; else a plain substring
+    // test explains exactly the refusals, or the harness is not supported.
     let subst_refusals: Vec<&Seen> = seen
         .iter()
         .filter(|s| substitutes(&s.m.id) && s.rejected.is_some())
         .collect();
     if !subst_refusals.is_empty() && subst_refusals.iter().any(|s| s.rejected != subst.rejected) {
+        if let Some(rule) = learn_reject_substrings(seen, gate_refused) {
+            reject_command_substitution = None;
+            reject_substrings = Some(rule);
+        }
+    }
+    if reject_substrings.is_none()
+        && !subst_refusals.is_empty()
+        && subst_refusals.iter().any(|s| s.rejected != subst.rejected)
+    {
         bail!(
             "{UNSUPPORTED}the harness refuses some command-substitution markers and not others: {:?}",
             seen.iter()
@@ -1557,7 +1629,17 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
                 .collect::<Vec<_>>()
         );
     }
-    let refuse_unparsed_line = by_id("unparsed").rejected.clone();
+    let substring_rule = |s: &Seen| {
+        reject_substrings
+            .as_ref()
+            .is_some_and(|r| s.rejected.as_ref() == Some(&r.message_for(&s.m.command)))
+    };
+    // The unparsed marker (`'$$('`) holds `$(`: a substring test's refusal is not this rule.
+    let unparsed_marker = by_id("unparsed");
+    let refuse_unparsed_line = unparsed_marker
+        .rejected
+        .clone()
+        .filter(|_| !substring_rule(unparsed_marker));
     for s in seen {
         // A refusal with the command-substitution marker's message is that rule (`$((…))` holds
         // `$(`); whether iec check predicts it is judged with the other markers. So is a refusal
@@ -1576,6 +1658,7 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
             && s.m.kind != MarkerKind::Control
             && !substitutes(&s.m.id)
             && !same_rule
+            && !substring_rule(s)
             && !unparsed
             && !bash_rejects
             && !gate_refused(s)
@@ -1592,6 +1675,7 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         reject_control_chars,
         reject_newlines,
         reject_command_substitution,
+        reject_substrings,
         refuse_unparsed_line,
         refuse_tree_sitter_error,
         tree_sitter_gate,
@@ -1617,7 +1701,7 @@ fn learn_shadowing(fns: &Seen, validation: &Validation) -> anyhow::Result<Shadow
     let fn_recs = tagged(&fns.r.probe, &fns.m.tag);
     // A harness that refuses command substitution refuses this marker too (Gemini CLI): then
     // no shadowing is learned, and the evidence says why.
-    let refused = fns.rejected.is_some() && fns.rejected == validation.reject_command_substitution;
+    let refused = validation.substitution_refused(fns);
     anyhow::ensure!(
         refused || fn_recs.last().is_some_and(|r| r == &["."]),
         "the functions marker did not run to its end through the harness: {:?}",
@@ -1697,6 +1781,7 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
     if v.reject_control_chars.is_some()
         || v.reject_newlines.is_some()
         || v.reject_command_substitution.is_some()
+        || v.reject_substrings.is_some()
         || v.refuse_unparsed_line.is_some()
         || v.refuse_tree_sitter_error.is_some()
     {
@@ -1711,6 +1796,13 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
             if let Some(v) = v {
                 t.push_str(&format!("{k} = {}\n", toml_str(v)));
             }
+        }
+        if let Some(r) = &v.reject_substrings {
+            t.push_str(&format!(
+                "reject_substrings = {{ substrings = {}, message = {} }}\n",
+                toml_array(&r.substrings),
+                toml_str(&r.message)
+            ));
         }
         if v.tree_sitter_gate.prompt_transform {
             t.push_str("tree_sitter_prompt_transform = true\n");
@@ -2073,10 +2165,16 @@ mod tests {
         }
     }
 
-    /// The gate learned from markers refused by `refuse(marker)`.
-    fn gate_of(refuse: impl Fn(&Marker) -> Option<&'static str>) -> anyhow::Result<Option<(String, Gate)>> {
+    /// What `learn` reads from the markers refused by `refuse(marker)` (the others ran).
+    fn seen_with<T>(
+        refuse: impl Fn(&Marker) -> Option<String>,
+        learn: impl FnOnce(&[Seen]) -> T,
+    ) -> T {
         let ms = markers("0a1b2c3d4e");
-        let results: Vec<PayloadResult> = ms.iter().map(|m| ran_or_refused(m, refuse(m))).collect();
+        let results: Vec<PayloadResult> = ms
+            .iter()
+            .map(|m| ran_or_refused(m, refuse(m).as_deref()))
+            .collect();
         let seen: Vec<Seen> = ms
             .iter()
             .zip(&results)
@@ -2087,7 +2185,56 @@ mod tests {
                 rejected: r.tool_result.as_ref().map(|t| t.content.clone()),
             })
             .collect();
-        learn_tree_sitter_gate(&seen)
+        learn(&seen)
+    }
+
+    /// The gate learned from markers refused by `refuse(marker)`.
+    fn gate_of(refuse: impl Fn(&Marker) -> Option<&'static str>) -> anyhow::Result<Option<(String, Gate)>> {
+        seen_with(|m| refuse(m).map(str::to_string), learn_tree_sitter_gate)
+    }
+
+    /// The substring rule learned from markers refused by `refuse(marker)`.
+    fn substrings_of(refuse: impl Fn(&Marker) -> Option<String>) -> Option<Vec<String>> {
+        seen_with(refuse, |seen| {
+            learn_reject_substrings(seen, |_| false).map(|r| {
+                assert_eq!(r.message, "Command rejected: {{command}}\nReason: no");
+                r.substrings
+            })
+        })
+    }
+
+    /// Gemini CLI 0.1.x's refusal of `c`: the command in the message.
+    fn rejected_0_1(c: &str) -> String {
+        format!("Command rejected: {c}\nReason: no")
+    }
+
+    #[test]
+    fn gemini_0_1_9_substring_refusals_are_learned() {
+        // 0.1.9: `command.includes('$(') || command.includes('`')`, quoted or not (the
+        // unparsed marker's `'$$('` and the live here-document's `$((1+2))` too).
+        let both = |m: &Marker| {
+            (m.command.contains("$(") || m.command.contains('`')).then(|| rejected_0_1(&m.command))
+        };
+        assert_eq!(substrings_of(both), Some(vec!["$(".to_string(), "`".to_string()]));
+        // 0.1.13: `$(` only; backticks run.
+        let dollar = |m: &Marker| m.command.contains("$(").then(|| rejected_0_1(&m.command));
+        assert_eq!(substrings_of(dollar), Some(vec!["$(".to_string()]));
+    }
+
+    #[test]
+    fn substring_refusals_a_substring_does_not_explain_are_not_learned() {
+        // Gemini CLI 0.1.15's detector: `$(` outside single quotes only (the unparsed
+        // marker's `'$$('` runs): no substring test says that.
+        let outside = |m: &Marker| {
+            iec_launches::render::command_substitution_outside_single_quotes(&m.command)
+                .map(|_| rejected_0_1(&m.command))
+        };
+        assert_eq!(substrings_of(outside), None);
+        // One more marker refused with the same message, without `$(`.
+        let more = |m: &Marker| {
+            (m.command.contains("$(") || m.id == "spaces").then(|| rejected_0_1(&m.command))
+        };
+        assert_eq!(substrings_of(more), None);
     }
 
     const PARSE: &str = "Command rejected because it could not be parsed safely";

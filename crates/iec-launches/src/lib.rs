@@ -51,6 +51,9 @@ pub struct Validate {
     pub reject_control_chars: Option<String>,
     /// Reject `$(`, backticks, `<(` and `>(` outside single quotes; the value is the message.
     pub reject_command_substitution: Option<String>,
+    /// Reject texts that hold any of these strings anywhere, quoted or not (Gemini CLI 0.1.9:
+    /// `$(` or a backtick; 0.1.13: `$(`).
+    pub reject_substrings: Option<RejectSubstrings>,
     /// Reject texts with a line break; the value is the message.
     pub reject_newlines: Option<String>,
     /// Reject texts of more than one top-level statement (complete commands on separate lines,
@@ -78,6 +81,33 @@ pub struct Validate {
     /// ``argvprobe $((`echo 1`+1))``, which 2.1.323 and later refuse (`arithmetic`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unparsed_possible_only: Vec<String>,
+}
+
+/// A harness's refusal of every text that holds one of some strings, as a plain substring test
+/// (`command.includes('$(')`), not a shell reading.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RejectSubstrings {
+    /// The strings; a text holding any of them is refused.
+    pub substrings: Vec<String>,
+    /// The harness's message; `{{command}}` stands for the refused text.
+    pub message: String,
+}
+
+impl RejectSubstrings {
+    /// The byte offset of the first of the strings in `text`, if any.
+    pub fn find(&self, text: &str) -> Option<usize> {
+        self.substrings
+            .iter()
+            .filter(|s| !s.is_empty())
+            .filter_map(|s| text.find(s.as_str()))
+            .min()
+    }
+
+    /// The harness's message for refusing `text`.
+    pub fn message_for(&self, text: &str) -> String {
+        self.message.replace("{{command}}", text)
+    }
 }
 
 /// Harness rewriting before quoting.

@@ -90,6 +90,15 @@ pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
             });
         }
     }
+    if let Some(r) = &v.reject_substrings {
+        if let Some(i) = r.find(text) {
+            return Some(Rejection {
+                rule: "substring",
+                message: r.message_for(text),
+                offset: i,
+            });
+        }
+    }
     if let Some(msg) = &v.reject_command_substitution {
         if let Some(i) = command_substitution_outside_single_quotes(text) {
             return Some(Rejection {
@@ -776,6 +785,27 @@ mod tests {
         assert_eq!(validate(&v, "é\u{85}").map(|r| r.offset), Some(2));
         assert_eq!(validate(&v, "x\u{9f}").map(|r| r.offset), Some(1));
         assert!(validate(&v, "\u{a0}\u{100}\u{2028}").is_none());
+    }
+
+    #[test]
+    fn substrings_are_refused_even_in_single_quotes() {
+        // Gemini CLI 0.1.9: `command.includes('$(') || command.includes('`')`.
+        let v = Validate {
+            reject_substrings: Some(crate::RejectSubstrings {
+                substrings: vec!["$(".into(), "`".into()],
+                message: "Command rejected: {{command}}\nReason: Command is not allowed: {{command}}".into(),
+            }),
+            ..Default::default()
+        };
+        let r = validate(&v, "echo '`x` $(y)'").expect("refused");
+        assert_eq!((r.rule, r.offset), ("substring", 6));
+        assert_eq!(
+            r.message,
+            "Command rejected: echo '`x` $(y)'\nReason: Command is not allowed: echo '`x` $(y)'"
+        );
+        assert_eq!(validate(&v, "echo \\$(y)").map(|r| r.offset), Some(6));
+        assert!(validate(&v, "echo $((1)) x").is_some());
+        assert!(validate(&v, "echo $ ( x ) <(y)").is_none());
     }
 
     #[test]
