@@ -2166,10 +2166,7 @@ mod tests {
     }
 
     /// What `learn` reads from the markers refused by `refuse(marker)` (the others ran).
-    fn seen_with<T>(
-        refuse: impl Fn(&Marker) -> Option<String>,
-        learn: impl FnOnce(&[Seen]) -> T,
-    ) -> T {
+    fn seen_with<T>(refuse: impl Fn(&Marker) -> Option<String>, learn: impl FnOnce(&[Seen]) -> T) -> T {
         let ms = markers("0a1b2c3d4e");
         let results: Vec<PayloadResult> = ms
             .iter()
@@ -2231,9 +2228,8 @@ mod tests {
         };
         assert_eq!(substrings_of(outside), None);
         // One more marker refused with the same message, without `$(`.
-        let more = |m: &Marker| {
-            (m.command.contains("$(") || m.id == "spaces").then(|| rejected_0_1(&m.command))
-        };
+        let more =
+            |m: &Marker| (m.command.contains("$(") || m.id == "spaces").then(|| rejected_0_1(&m.command));
         assert_eq!(substrings_of(more), None);
     }
 

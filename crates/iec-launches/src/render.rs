@@ -113,7 +113,7 @@ pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
             prompt_transform: v.tree_sitter_prompt_transform,
             parts: v.tree_sitter_parts,
         };
-        if let Some(f) = crate::tree_sitter_gate::refuses_with(text, gate) {
+        if let crate::tree_sitter_gate::Decision::Refuses(f) = crate::tree_sitter_gate::decide(text, gate) {
             return Some(Rejection {
                 rule: f.rule(),
                 message: msg.clone(),
@@ -143,6 +143,19 @@ fn certain_here(v: &Validate, u: &crate::unparsed::Unparsed) -> bool {
 /// of [`crate::unparsed`]): a check is then `unknown`, never "corresponds". Certain refusals
 /// are [`validate`]'s.
 pub fn may_refuse(v: &Validate, text: &str) -> Option<Rejection> {
+    if let Some(msg) = &v.refuse_tree_sitter_error {
+        let gate = crate::tree_sitter_gate::Gate {
+            prompt_transform: v.tree_sitter_prompt_transform,
+            parts: v.tree_sitter_parts,
+        };
+        if let crate::tree_sitter_gate::Decision::Undecided(u) = crate::tree_sitter_gate::decide(text, gate) {
+            return Some(Rejection {
+                rule: u.rule(),
+                message: msg.clone(),
+                offset: 0,
+            });
+        }
+    }
     let msg = v.refuse_unparsed_line.as_ref()?;
     let u = crate::unparsed::unparsed_line(text).filter(|u| !certain_here(v, u))?;
     Some(Rejection {
@@ -806,6 +819,24 @@ mod tests {
         assert_eq!(validate(&v, "echo \\$(y)").map(|r| r.offset), Some(6));
         assert!(validate(&v, "echo $((1)) x").is_some());
         assert!(validate(&v, "echo $ ( x ) <(y)").is_none());
+    }
+
+    #[test]
+    fn a_parse_gate_that_may_time_out_makes_a_possible_refusal() {
+        let v = Validate {
+            refuse_tree_sitter_error: Some("could not be parsed safely".into()),
+            ..Default::default()
+        };
+        let long = "echo a; ".repeat(crate::tree_sitter_gate::TIMEOUT_RISK_BYTES / 8 + 1);
+        assert!(validate(&v, &long).is_none());
+        assert_eq!(
+            may_refuse(&v, &long).map(|r| (r.rule, r.message)),
+            Some(("tree-sitter-timeout-risk", "could not be parsed safely".to_string()))
+        );
+        assert!(validate(&v, "echo a").is_none() && may_refuse(&v, "echo a").is_none());
+        assert_eq!(validate(&v, "echo (").map(|r| r.rule), Some("tree-sitter-error"));
+        // Without the gate, a long text is no possible refusal.
+        assert!(may_refuse(&Validate::default(), &long).is_none());
     }
 
     #[test]

@@ -112,7 +112,7 @@ pub enum ResolveError {
         os: String,
     },
     /// The version is in no range, and the ranges on its two sides are not the same launch.
-    #[error("{harness}@{version} on {os} is in no learned version range; the ranges there are: {ranges}. Learn it with `iec harness learn --harness {harness}@{version} --out FILE` and pass the file with --launch-file")]
+    #[error("{harness}@{version} on {os} is in no learned version range; the ranges there are: {ranges}. Learn it with `iec harness learn --harness {harness}@{version} --out FILE` and pass the file with --launch-file{note}")]
     Outside {
         /// Harness.
         harness: String,
@@ -122,6 +122,8 @@ pub enum ResolveError {
         os: String,
         /// `FIRST..LAST (LAUNCH-ID)`, comma-separated, in version order.
         ranges: String,
+        /// Empty, or why the catalog sweep could not learn this version ([`unresolved`]).
+        note: String,
     },
     /// Several launches hold the version (different tools, or shells on Windows).
     #[error("{harness}@{version} on {os} has {n} launches: {ids}; choose one with --launch", n = .ids.split(", ").count())]
@@ -135,6 +137,41 @@ pub enum ResolveError {
         /// The launch ids, comma-separated.
         ids: String,
     },
+}
+
+/// A published version the catalog sweep could not learn, and why (`unresolved.toml`).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unresolved {
+    /// The harness (`gemini-cli`).
+    pub harness: String,
+    /// Inclusive version ranges.
+    pub versions: Vec<[String; 2]>,
+    /// `not-drivable: …` or `learner-unsupported: …`.
+    pub reason: String,
+}
+
+/// Every entry of `unresolved.toml`.
+pub fn unresolved_list() -> Vec<Unresolved> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        unresolved: Vec<Unresolved>,
+    }
+    toml::from_str::<File>(include_str!("../unresolved.toml"))
+        .expect("unresolved.toml parses (tests/unresolved.rs)")
+        .unresolved
+}
+
+/// The entry of `unresolved.toml` that holds `harness@version`, if any.
+pub fn unresolved(harness: &str, version: &str) -> Option<Unresolved> {
+    let v = Version::parse(version)?;
+    unresolved_list().into_iter().find(|u| {
+        u.harness == harness
+            && u.versions.iter().any(|r| {
+                matches!((Version::parse(&r[0]), Version::parse(&r[1])), (Some(a), Some(b)) if a <= v && v <= b)
+            })
+    })
 }
 
 /// Splits `HARNESS@VERSION`.
@@ -240,11 +277,15 @@ pub fn resolve<'a>(
             .map(|r| format!("{} ({})", range_text(&r.2), r.3.id))
             .collect::<Vec<_>>()
             .join(", ");
+        let note = unresolved(harness, version)
+            .map(|u| format!(" (the catalog sweep could not learn it: {}; docs/catalog.md)", u.reason))
+            .unwrap_or_default();
         return Err(ResolveError::Outside {
             harness: harness.into(),
             version: version.into(),
             os: os.into(),
             ranges,
+            note,
         });
     }
     if ids(&found).len() > 1 {

@@ -210,18 +210,99 @@ pub fn refuses(text: &str, prompt_transform: bool) -> Option<GateFinding> {
     )
 }
 
-/// Whether the gate `gate` refuses `text`.
+/// Whether the gate `gate` refuses `text` (the parts gate without a bound on its work: see
+/// [`decide`]).
 pub fn refuses_with(text: &str, gate: Gate) -> Option<GateFinding> {
-    gated(text, gate, &mut std::collections::HashMap::new())
+    let mut unbounded = usize::MAX;
+    gated(text, gate, &mut std::collections::HashMap::new(), &mut unbounded)
+}
+
+/// Texts longer than this may take the harness's parse more than its 1 s (`parseCommandTree`'s
+/// `PARSE_TIMEOUT_MICROS`), after which it refuses the call: web-tree-sitter under node parsed
+/// 1 MB of bash in 0.3–0.5 s and 4 MB in 1.1–1.9 s on the machine this was measured on, and a
+/// slower machine reaches the second sooner. Above it a text the gate lets through is
+/// undecided.
+pub const TIMEOUT_RISK_BYTES: usize = 128 << 10;
+
+/// The bytes the parts gate parses at most for one text, its parts' texts included, beyond the
+/// text itself: nested `$(…)` make it depth × length (the harness, gating every part anew, takes
+/// time exponential in the nesting and never answers such a text).
+pub const PARTS_WORK_BYTES: usize = 16 << 20;
+
+/// What the gate does with a text, within bounded work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The harness refuses it.
+    Refuses(GateFinding),
+    /// The harness lets it through.
+    Runs,
+    /// Not known: the text may take the harness's parse over its time limit
+    /// ([`TIMEOUT_RISK_BYTES`]), or its parts take more than [`PARTS_WORK_BYTES`] to decide.
+    Undecided(Undecided),
+}
+
+/// Why a [`Decision`] is undecided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Undecided {
+    /// The text is longer than [`TIMEOUT_RISK_BYTES`].
+    TimeoutRisk,
+    /// The parts gate would parse more than [`PARTS_WORK_BYTES`].
+    PartsWork,
+}
+
+impl Undecided {
+    /// A short rule name for reports.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Self::TimeoutRisk => "tree-sitter-timeout-risk",
+            Self::PartsWork => "tree-sitter-parts-work",
+        }
+    }
+}
+
+/// What the gate `gate` does with `text`, within bounded work: a certain refusal stays certain
+/// (a parse that times out refuses too), a pass is certain only for a text the harness parses
+/// within its time limit and whose parts were all decided.
+pub fn decide(text: &str, gate: Gate) -> Decision {
+    // A check asks twice (certain refusal, then possible one): the last answer is kept.
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(u64, usize, Gate, Decision)>> = const { std::cell::RefCell::new(None) };
+    }
+    let key = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        h.finish()
+    };
+    if let Some(d) = LAST.with_borrow(|l| l.filter(|l| (l.0, l.1, l.2) == (key, text.len(), gate)).map(|l| l.3)) {
+        return d;
+    }
+    let d = decide_uncached(text, gate);
+    LAST.with_borrow_mut(|l| *l = Some((key, text.len(), gate, d)));
+    d
+}
+
+fn decide_uncached(text: &str, gate: Gate) -> Decision {
+    let mut budget = PARTS_WORK_BYTES;
+    match gated(text, gate, &mut std::collections::HashMap::new(), &mut budget) {
+        Some(f) => Decision::Refuses(f),
+        None if budget == 0 => Decision::Undecided(Undecided::PartsWork),
+        None if text.len() > TIMEOUT_RISK_BYTES => Decision::Undecided(Undecided::TimeoutRisk),
+        None => Decision::Runs,
+    }
 }
 
 /// [`refuses_with`], each part's text decided once: a part of a part is a part of the text too
 /// (nested `$(…)`), and gating each anew, as the harness does, takes time exponential in the
 /// nesting (a 4 KB text of 500 nested `$(echo …)` did not finish in 2 minutes).
+///
+/// `budget` is the bytes of parts' texts still to parse; when a part would take more, it is
+/// set to 0 and the parts left undecided (no refusal found among those decided).
 fn gated<'t>(
     text: &'t str,
     gate: Gate,
     seen: &mut std::collections::HashMap<&'t str, bool>,
+    budget: &mut usize,
 ) -> Option<GateFinding> {
     let view = inspect(text);
     if view.empty {
@@ -249,8 +330,17 @@ fn gated<'t>(
         }
         let refused = match seen.get(part) {
             Some(&refused) => refused,
+            None if *budget < part.len() => {
+                *budget = 0;
+                return None;
+            }
             None => {
-                let refused = gated(part, gate, seen).is_some();
+                *budget -= part.len();
+                let refused = gated(part, gate, seen, budget).is_some();
+                if *budget == 0 && !refused {
+                    // Undecided below: not remembered as passing.
+                    return None;
+                }
                 seen.insert(part, refused);
                 refused
             }
@@ -353,6 +443,33 @@ mod tests {
         assert_eq!(refuses_with(&t, parts), None);
         let broken = format!("echo {}x{}", "$(echo ".repeat(60), ")".repeat(59));
         assert!(refuses_with(&broken, parts).is_some());
+    }
+
+    #[test]
+    fn deep_nesting_past_the_parts_work_bound_is_undecided() {
+        let parts = Gate {
+            prompt_transform: true,
+            parts: true,
+        };
+        // 2,500 nested `$(echo …)` (20 KB): its parts are 25 MB of text to parse.
+        let deep = format!("echo {}x{}", "$(echo ".repeat(2500), ")".repeat(2500));
+        assert_eq!(decide(&deep, parts), Decision::Undecided(Undecided::PartsWork));
+        // A refusal is certain however deep: the text itself does not parse.
+        let broken = format!("echo {}x{}", "$(echo ".repeat(2500), ")".repeat(2499));
+        assert!(matches!(decide(&broken, parts), Decision::Refuses(GateFinding::SyntaxError(_))));
+        // Without the parts rule the text is gated once.
+        assert_eq!(decide(&deep, Gate::default()), Decision::Runs);
+    }
+
+    #[test]
+    fn a_text_the_harness_may_parse_past_its_time_limit_is_undecided() {
+        let long = "echo hello world; ".repeat(TIMEOUT_RISK_BYTES / 18 + 1);
+        assert!(long.len() > TIMEOUT_RISK_BYTES);
+        assert_eq!(decide(&long, Gate::default()), Decision::Undecided(Undecided::TimeoutRisk));
+        assert_eq!(decide(&long[..TIMEOUT_RISK_BYTES - 18], Gate::default()), Decision::Runs);
+        // A refusal stays certain: a parse that times out refuses too.
+        let broken = format!("{long} (");
+        assert!(matches!(decide(&broken, Gate::default()), Decision::Refuses(_)));
     }
 
     #[test]

@@ -72,9 +72,23 @@ pub(crate) fn hop(run: &mut Run<'_>, receipt: Value, text: &str) -> Result<bool,
     // refuse it (`iec_launches::unparsed`); where the model cannot tell, the check is `unknown`,
     // never "corresponds". The walk goes on: a later hop's divergence still decides.
     if let Some(maybe) = render::may_refuse(&run.launch.validate, text) {
+        let because = match maybe.rule {
+            "tree-sitter-timeout-risk" => {
+                "the text is long enough that the harness's tree-sitter parse may run past its 1 s \
+                 limit, after which it refuses the call"
+            }
+            "tree-sitter-parts-work" => {
+                "the harness gates every part of the text again, and deciding its parts takes \
+                 more work than iec spends (the harness's own work grows exponentially with the \
+                 nesting)"
+            }
+            _ => {
+                "its own bash parser may read this text as bash and zsh might not, which iec \
+                 models only in part"
+            }
+        };
         let why = format!(
-            "the harness may refuse the call before any shell runs ({} at byte {}: its own bash \
-             parser may read this text as bash and zsh might not, which iec models only in part): {}",
+            "the harness may refuse the call before any shell runs ({} at byte {}: {because}): {}",
             maybe.rule, maybe.offset, maybe.message
         );
         let mut receipt = receipt;

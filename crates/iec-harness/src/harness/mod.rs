@@ -155,11 +155,19 @@ pub(crate) fn observe_launches(
 /// The launch of `n` calls through `title` `version`, refused when it timed out or did not
 /// return one result per call.
 pub(crate) fn checked(title: &str, version: &str, n: usize, run: HarnessRun) -> anyhow::Result<HarnessRun> {
-    anyhow::ensure!(
-        !run.timed_out,
-        "{title} {version} timed out on a launch of {n} calls; stderr:\n{}",
-        run.stderr
-    );
+    if run.timed_out {
+        // The call the harness was on: the first without an answer.
+        let answered = run.results.iter().take_while(|r| r.tool_result.is_some()).count();
+        let on = run
+            .results
+            .get(answered)
+            .map(|r| format!(", on call {} of {n} ({:?})", answered + 1, r.payload))
+            .unwrap_or_default();
+        anyhow::bail!(
+            "{title} {version} timed out on a launch of {n} calls{on}; stderr:\n{}",
+            run.stderr
+        );
+    }
     anyhow::ensure!(
         run.results.len() == n,
         "{title} {version} returned {} results for {n} calls; stderr:\n{}",
