@@ -20,15 +20,22 @@ pub const PROBES: &[&str] = &[
     "x=1",
     // Gemini CLI 0.26–0.27's: every here-document.
     "cat <<EOF\nx\nEOF",
+    // Gemini CLI 0.1.9 refuses every backtick, 0.1.9 and 0.1.13 every `$(`, quoted or not.
+    "echo `echo a`",
+    "echo '$(x)'",
 ];
 
 fn md(s: &str) -> String {
-    format!(
-        "`{}`",
-        s.replace('|', "\\|")
-            .replace('\u{1}', "\\x01")
-            .replace('\n', "\\n")
-    )
+    let body = s
+        .replace('|', "\\|")
+        .replace('\u{1}', "\\x01")
+        .replace('\n', "\\n");
+    // A code span holding a backtick is fenced with two, spaced (CommonMark).
+    if body.contains('`') {
+        format!("`` {body} ``")
+    } else {
+        format!("`{body}`")
+    }
 }
 
 fn ranges(l: &Launch) -> String {
