@@ -308,9 +308,13 @@ fn the_hook_without_launch_follows_the_transcripts_version() {
 fn docs_history_is_what_iec_launches_history_prints() {
     // docs/history.md: its 4 header lines, then the generated table; regenerate with
     // `{ head -4 docs/history.md; iec launches --history; } > docs/history.md`.
-    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/history.md")).unwrap();
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/history.md")).unwrap();
     let generated: String = page.split_inclusive('\n').skip(4).collect();
     let (c, out, err) = iec(&["launches", "--history"]);
     assert_eq!((c, err.as_str()), (0, ""));
-    assert!(out == generated, "docs/history.md is stale: regenerate it from `iec launches --history`");
+    assert!(
+        out == generated,
+        "docs/history.md is stale: regenerate it from `iec launches --history`"
+    );
 }

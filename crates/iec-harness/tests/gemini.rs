@@ -458,3 +458,46 @@ fn gemini_cli_0_61_0_adversarial_payloads() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Gemini CLI 0.1.19 ends its headless session (status 1) when it refuses a command for
+/// command substitution, before answering the call: the driver records the refusal its stderr
+/// names as that call's result and runs the calls after it in a new session in the same
+/// sandbox. (Before, every call after the refusal came back empty and 0.1.19–0.1.21 could not
+/// be learned: "the environment marker reached no bash".)
+#[test]
+fn gemini_cli_0_1_19_ending_its_session_on_a_refusal_is_resumed() {
+    const V: &str = "0.1.19";
+    let installed = support::installed(&format!("@google/gemini-cli@{V}"), support::HARNESS_SKIP, || {
+        install_gemini_cli(V)
+    });
+    if installed.is_none() {
+        return;
+    }
+    let payloads = ["argvprobe one", SUBST, "argvprobe three"];
+    let run =
+        iec_harness::harness::Harness::run(&GEMINI_CLI, &support::spec(V), &payloads).expect("harness run");
+    assert!(!run.timed_out, "stderr:\n{}", run.stderr);
+    assert_eq!(run.results.len(), 3);
+    assert_eq!(argvs(&run.results[0]), vec![vec!["one".to_string()]]);
+    let refused = &run.results[1];
+    let t = refused
+        .tool_result
+        .as_ref()
+        .expect("the refusal recorded as the call's result");
+    assert!(t.is_error);
+    assert_eq!(
+        t.content,
+        "Command substitution using $(), <(), or >() is not allowed for security reasons"
+    );
+    assert!(refused.bash_strings.is_empty() && refused.probe.is_empty());
+    assert!(run
+        .stderr
+        .contains("Error executing tool run_shell_command: Command substitution"));
+    // The next call ran in the new session.
+    assert_eq!(argvs(&run.results[2]), vec![vec!["three".to_string()]]);
+    assert_eq!(run.exit_code, Some(0), "the last session ends normally");
+    // What iec check predicts for that launch agrees: refused at tool-input.
+    let o = observe_gemini("subst", refused);
+    assert_eq!(o.verdict, "diverges");
+    assert_eq!(o.first_divergence.expect("divergence").hop_name, "tool-input");
+}

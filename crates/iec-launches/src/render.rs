@@ -831,7 +831,10 @@ mod tests {
         assert!(validate(&v, &long).is_none());
         assert_eq!(
             may_refuse(&v, &long).map(|r| (r.rule, r.message)),
-            Some(("tree-sitter-timeout-risk", "could not be parsed safely".to_string()))
+            Some((
+                "tree-sitter-timeout-risk",
+                "could not be parsed safely".to_string()
+            ))
         );
         assert!(validate(&v, "echo a").is_none() && may_refuse(&v, "echo a").is_none());
         assert_eq!(validate(&v, "echo (").map(|r| r.rule), Some("tree-sitter-error"));

@@ -278,7 +278,12 @@ pub fn resolve<'a>(
             .collect::<Vec<_>>()
             .join(", ");
         let note = unresolved(harness, version)
-            .map(|u| format!(" (the catalog sweep could not learn it: {}; docs/catalog.md)", u.reason))
+            .map(|u| {
+                format!(
+                    " (the catalog sweep could not learn it: {}; docs/catalog.md)",
+                    u.reason
+                )
+            })
             .unwrap_or_default();
         return Err(ResolveError::Outside {
             harness: harness.into(),

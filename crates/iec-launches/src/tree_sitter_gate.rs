@@ -274,7 +274,10 @@ pub fn decide(text: &str, gate: Gate) -> Decision {
         text.hash(&mut h);
         h.finish()
     };
-    if let Some(d) = LAST.with_borrow(|l| l.filter(|l| (l.0, l.1, l.2) == (key, text.len(), gate)).map(|l| l.3)) {
+    if let Some(d) = LAST.with_borrow(|l| {
+        l.filter(|l| (l.0, l.1, l.2) == (key, text.len(), gate))
+            .map(|l| l.3)
+    }) {
         return d;
     }
     let d = decide_uncached(text, gate);
@@ -456,7 +459,10 @@ mod tests {
         assert_eq!(decide(&deep, parts), Decision::Undecided(Undecided::PartsWork));
         // A refusal is certain however deep: the text itself does not parse.
         let broken = format!("echo {}x{}", "$(echo ".repeat(2500), ")".repeat(2499));
-        assert!(matches!(decide(&broken, parts), Decision::Refuses(GateFinding::SyntaxError(_))));
+        assert!(matches!(
+            decide(&broken, parts),
+            Decision::Refuses(GateFinding::SyntaxError(_))
+        ));
         // Without the parts rule the text is gated once.
         assert_eq!(decide(&deep, Gate::default()), Decision::Runs);
     }
@@ -465,8 +471,14 @@ mod tests {
     fn a_text_the_harness_may_parse_past_its_time_limit_is_undecided() {
         let long = "echo hello world; ".repeat(TIMEOUT_RISK_BYTES / 18 + 1);
         assert!(long.len() > TIMEOUT_RISK_BYTES);
-        assert_eq!(decide(&long, Gate::default()), Decision::Undecided(Undecided::TimeoutRisk));
-        assert_eq!(decide(&long[..TIMEOUT_RISK_BYTES - 18], Gate::default()), Decision::Runs);
+        assert_eq!(
+            decide(&long, Gate::default()),
+            Decision::Undecided(Undecided::TimeoutRisk)
+        );
+        assert_eq!(
+            decide(&long[..TIMEOUT_RISK_BYTES - 18], Gate::default()),
+            Decision::Runs
+        );
         // A refusal stays certain: a parse that times out refuses too.
         let broken = format!("{long} (");
         assert!(matches!(decide(&broken, Gate::default()), Decision::Refuses(_)));

@@ -33,10 +33,16 @@ fn every_unresolved_version_resolves_to_no_launch_and_says_why() {
 
 #[test]
 fn the_catalog_page_lists_every_unresolved_version() {
-    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/catalog.md")).unwrap();
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/catalog.md")).unwrap();
     for u in unresolved_list() {
         for r in &u.versions {
-            assert!(page.contains(&r[0]), "docs/catalog.md does not name {} {}", u.harness, r[0]);
+            assert!(
+                page.contains(&r[0]),
+                "docs/catalog.md does not name {} {}",
+                u.harness,
+                r[0]
+            );
         }
     }
 }
