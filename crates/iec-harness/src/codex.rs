@@ -146,15 +146,35 @@ pub fn output_text(content: &str) -> String {
 }
 
 /// Codex's part of a launch: its private `CODEX_HOME` and login profile, `codex exec`.
-struct Codex;
+struct Codex<'a> {
+    /// The version driven.
+    version: &'a str,
+}
 
-impl Driver for Codex {
+/// Whether Codex `version` sends only a turn's new items with the previous response's id
+/// (`previous_response_id`, the Responses API's stored conversation), unless
+/// `disable_response_storage = true` asks it to send the whole conversation each turn: 0.8.0
+/// did (the replay server stores nothing, and its second turn never came). The native
+/// releases from 0.20.0 on send the whole conversation.
+fn stores_responses(version: &str) -> bool {
+    use iec_launches::resolve::Version;
+    Version::parse(version)
+        .zip(Version::parse("0.20.0"))
+        .is_some_and(|(v, whole)| v < whole)
+}
+
+impl Driver for Codex<'_> {
     fn prepare(&self, sb: &Sandbox, base_url: &str) -> anyhow::Result<Invocation> {
         // Codex snapshots a login bash, and a login bash's /etc/profile may reset PATH.
         sb.probe_first_in_login_profile()?;
         let codex_home = sb.root.join("codex-home");
         std::fs::create_dir_all(&codex_home)?;
-        std::fs::write(codex_home.join("config.toml"), config_toml(base_url))?;
+        let mut config = config_toml(base_url);
+        if stores_responses(self.version) {
+            // A top-level key: before the first table of the file.
+            config = config.replacen("\n[", "\ndisable_response_storage = true\n\n[", 1);
+        }
+        std::fs::write(codex_home.join("config.toml"), config)?;
         let mut args: Vec<OsString> = ["exec", "--skip-git-repo-check", "--json", "-C"]
             .map(OsString::from)
             .to_vec();
@@ -180,7 +200,7 @@ impl Driver for Codex {
 
 /// Runs one `codex exec` with all payloads, then each payload directly.
 pub fn run_codex_with(opts: &CodexOptions) -> anyhow::Result<HarnessRun> {
-    launch(opts, install_codex, &Codex)
+    launch(opts, install_codex, &Codex { version: &opts.version })
 }
 
 /// The observed verdict of one Codex result: as [`observe`], with the tool result's command
