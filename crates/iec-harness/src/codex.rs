@@ -151,6 +151,12 @@ struct Codex<'a> {
     version: &'a str,
 }
 
+/// Whether Codex `version` is the native CLI's 0.1.x pre-release (0.1.2505291658): its `codex
+/// exec` has no `--json`, and it takes sandbox permissions instead of a sandbox mode.
+fn pre_release_exec(version: &str) -> bool {
+    version.starts_with("0.1.")
+}
+
 /// Whether Codex `version` sends only a turn's new items with the previous response's id
 /// (`previous_response_id`, the Responses API's stored conversation), unless
 /// `disable_response_storage = true` asks it to send the whole conversation each turn: 0.8.0
@@ -169,15 +175,23 @@ impl Driver for Codex<'_> {
         sb.probe_first_in_login_profile()?;
         let codex_home = sb.root.join("codex-home");
         std::fs::create_dir_all(&codex_home)?;
+        // Top-level keys go before the first table of the file.
         let mut config = config_toml(base_url);
-        if stores_responses(self.version) {
-            // A top-level key: before the first table of the file.
-            config = config.replacen("\n[", "\ndisable_response_storage = true\n\n[", 1);
-        }
-        std::fs::write(codex_home.join("config.toml"), config)?;
         let mut args: Vec<OsString> = ["exec", "--skip-git-repo-check", "--json", "-C"]
             .map(OsString::from)
             .to_vec();
+        if stores_responses(self.version) {
+            config = config.replacen("\n[", "\ndisable_response_storage = true\n\n[", 1);
+        }
+        if pre_release_exec(self.version) {
+            args.retain(|a| a != "--json");
+            config = config.replacen(
+                "\n[",
+                "\nsandbox_permissions = [\"disk-full-read-access\", \"disk-full-write-access\", \"network-full-access\"]\n\n[",
+                1,
+            );
+        }
+        std::fs::write(codex_home.join("config.toml"), &config)?;
         args.extend([sb.run_dir.clone().into(), "go".into()]);
         Ok(Invocation {
             args,
