@@ -214,7 +214,13 @@ impl Driver for Codex<'_> {
 
 /// Runs one `codex exec` with all payloads, then each payload directly.
 pub fn run_codex_with(opts: &CodexOptions) -> anyhow::Result<HarnessRun> {
-    launch(opts, install_codex, &Codex { version: &opts.version })
+    launch(
+        opts,
+        install_codex,
+        &Codex {
+            version: &opts.version,
+        },
+    )
 }
 
 /// The observed verdict of one Codex result: as [`observe`], with the tool result's command

@@ -315,6 +315,34 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
         &simple(|t| format!("argvprobe {t} `echo t`")),
     );
     add(
+        "root-slash",
+        Context,
+        "an assignment ending in `/` before the command: Gemini CLI 0.1.x–0.10 take `X=/` for the command and find no command root in it",
+        true,
+        &simple(|t| format!("X=/ argvprobe {t} a")),
+    );
+    add(
+        "root-group",
+        Context,
+        "a command in braces: Gemini CLI 0.1.1–0.1.13 delete `{}()` and find no command root before the leading space",
+        true,
+        &simple(|t| format!("{{ argvprobe {t} a; }}")),
+    );
+    add(
+        "procsub-out",
+        Context,
+        "`>(…)`: Gemini CLI 0.8 on refuse it as command substitution, 0.1.15–0.7 do not",
+        true,
+        &simple(|t| format!(": >(true); argvprobe {t} a")),
+    );
+    add(
+        "backtick-open",
+        Context,
+        "an unclosed backtick in a comment: Gemini CLI 0.40 on refuse it, 0.1.15–0.10 (a backtick counts where it closes one) do not",
+        true,
+        &simple(|t| format!("argvprobe {t} a # `")),
+    );
+    add(
         "heredoc",
         Context,
         "a quoted here-document",
@@ -1446,6 +1474,10 @@ struct Validation {
     reject_control_chars: Option<String>,
     reject_newlines: Option<String>,
     reject_command_substitution: Option<String>,
+    /// Which detector decides `reject_command_substitution` (`None`: 0.40 on's).
+    command_substitution_detector: Option<String>,
+    /// Gemini CLI 0.1.x–0.10's command-root refusal.
+    refuse_no_command_root: Option<iec_launches::RefuseNoCommandRoot>,
     /// A plain substring test refuses (Gemini CLI 0.1.9, 0.1.13): learned when the markers'
     /// command-substitution refusals differ (the message holds the command) or when only some
     /// of them are refused.
@@ -1553,6 +1585,69 @@ fn learn_reject_substrings(
         .find(|rule| ids(&|s| rule.find(&s.m.command).is_some()) == observed)
 }
 
+/// Gemini CLI 0.1.x–0.10's command-root refusal, when the `root-slash` marker was refused (by
+/// no earlier rule, `explained`): its message (the marker's text in it as `{{command}}`) and the
+/// function whose texts without a root are exactly the markers refused with that message
+/// (`gemini-0.1.1` also refuses `root-group`), or the harness is not supported.
+fn learn_command_root(
+    seen: &[Seen],
+    explained: impl Fn(&Seen) -> bool,
+) -> anyhow::Result<Option<iec_launches::RefuseNoCommandRoot>> {
+    let Some(slash) = seen.iter().find(|s| s.m.id == "root-slash") else {
+        return Ok(None);
+    };
+    let Some(msg) = slash.rejected.as_ref().filter(|_| !explained(slash)) else {
+        return Ok(None);
+    };
+    let message = msg.replace(slash.m.command.as_str(), "{{command}}");
+    let ids = |keep: &dyn Fn(&Seen) -> bool| -> Vec<&str> {
+        seen.iter()
+            .filter(|s| !explained(s) && keep(s))
+            .map(|s| s.m.id.as_str())
+            .collect()
+    };
+    let observed =
+        ids(&|s| s.rejected.as_deref() == Some(message.replace("{{command}}", &s.m.command).as_str()));
+    for rule in ["gemini-0.1.1", "gemini-0.1.15"] {
+        if ids(&|s| !iec_launches::render::gemini_has_command_root(&s.m.command, rule)) == observed {
+            return Ok(Some(iec_launches::RefuseNoCommandRoot {
+                rule: rule.to_string(),
+                message,
+            }));
+        }
+    }
+    bail!(
+        "{UNSUPPORTED}the harness refuses {observed:?} with the message it refused `X=/ argvprobe …` with ({msg:?}), which no command-root function of Gemini CLI's explains"
+    )
+}
+
+/// Which of Gemini CLI's `detectCommandSubstitution` refused exactly the markers refused with
+/// the command-substitution message `msg` (the parse gate's refusals aside): `None` for 0.40
+/// on's (or when none fits exactly: the verification on held payloads then judges),
+/// `gemini-0.8.2` or `gemini-0.1.15` for the older ones (`procsub-out`, `backtick-open`).
+fn learn_substitution_detector(
+    seen: &[Seen],
+    msg: &str,
+    gate_refused: impl Fn(&Seen) -> bool,
+) -> Option<String> {
+    use iec_launches::render::{command_substitution_outside_single_quotes, gemini_0_1_15_substitution};
+    let ids = |keep: &dyn Fn(&Seen) -> bool| -> Vec<&str> {
+        seen.iter()
+            .filter(|s| !gate_refused(s) && keep(s))
+            .map(|s| s.m.id.as_str())
+            .collect()
+    };
+    let observed = ids(&|s| s.rejected.as_deref() == Some(msg));
+    let modern = ids(&|s| command_substitution_outside_single_quotes(&s.m.command).is_some());
+    if modern == observed {
+        return None;
+    }
+    [("gemini-0.8.2", true), ("gemini-0.1.15", false)]
+        .into_iter()
+        .find(|(_, out)| ids(&|s| gemini_0_1_15_substitution(&s.m.command, *out).is_some()) == observed)
+        .map(|(name, _)| name.to_string())
+}
+
 /// Whether a marker is a command-substitution one (`subst`, `backtick`, in any shape).
 fn substitutes(id: &str) -> bool {
     let stem = id.split('.').next().unwrap_or(id);
@@ -1640,6 +1735,29 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         .rejected
         .clone()
         .filter(|_| !substring_rule(unparsed_marker));
+    // A refusal by a rule learned so far.
+    let learned_rule = |s: &Seen| {
+        gate_refused(s)
+            || substring_rule(s)
+            || (s.rejected.is_some()
+                && [
+                    &reject_command_substitution,
+                    &reject_control_chars,
+                    &reject_newlines,
+                    &refuse_unparsed_line,
+                ]
+                .iter()
+                .any(|m| **m == s.rejected))
+    };
+    let refuse_no_command_root = learn_command_root(seen, learned_rule)?;
+    let root_rule = |s: &Seen| {
+        refuse_no_command_root
+            .as_ref()
+            .is_some_and(|r| s.rejected.as_ref() == Some(&r.message.replace("{{command}}", &s.m.command)))
+    };
+    let command_substitution_detector = reject_command_substitution
+        .as_ref()
+        .and_then(|msg| learn_substitution_detector(seen, msg, gate_refused));
     for s in seen {
         // A refusal with the command-substitution marker's message is that rule (`$((…))` holds
         // `$(`); whether iec check predicts it is judged with the other markers. So is a refusal
@@ -1659,6 +1777,7 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
             && !substitutes(&s.m.id)
             && !same_rule
             && !substring_rule(s)
+            && !root_rule(s)
             && !unparsed
             && !bash_rejects
             && !gate_refused(s)
@@ -1675,6 +1794,8 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         reject_control_chars,
         reject_newlines,
         reject_command_substitution,
+        command_substitution_detector,
+        refuse_no_command_root,
         reject_substrings,
         refuse_unparsed_line,
         refuse_tree_sitter_error,
@@ -1782,6 +1903,7 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
         || v.reject_newlines.is_some()
         || v.reject_command_substitution.is_some()
         || v.reject_substrings.is_some()
+        || v.refuse_no_command_root.is_some()
         || v.refuse_unparsed_line.is_some()
         || v.refuse_tree_sitter_error.is_some()
     {
@@ -1796,6 +1918,16 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
             if let Some(v) = v {
                 t.push_str(&format!("{k} = {}\n", toml_str(v)));
             }
+        }
+        if let Some(r) = &v.refuse_no_command_root {
+            t.push_str(&format!(
+                "refuse_no_command_root = {{ rule = {}, message = {} }}\n",
+                toml_str(&r.rule),
+                toml_str(&r.message)
+            ));
+        }
+        if let Some(d) = &v.command_substitution_detector {
+            t.push_str(&format!("command_substitution_detector = {}\n", toml_str(d)));
         }
         if let Some(r) = &v.reject_substrings {
             t.push_str(&format!(
@@ -2216,6 +2348,48 @@ mod tests {
         // 0.1.13: `$(` only; backticks run.
         let dollar = |m: &Marker| m.command.contains("$(").then(|| rejected_0_1(&m.command));
         assert_eq!(substrings_of(dollar), Some(vec!["$(".to_string()]));
+    }
+
+    #[test]
+    fn gemini_command_root_refusals_are_learned_with_their_function() {
+        let root = |rule: &'static str, msg: fn(&str) -> String| {
+            seen_with(
+                move |m: &Marker| {
+                    (!iec_launches::render::gemini_has_command_root(&m.command, rule))
+                        .then(|| msg(&m.command))
+                },
+                |seen| {
+                    learn_command_root(seen, |_| false)
+                        .unwrap()
+                        .map(|r| (r.rule, r.message))
+                },
+            )
+        };
+        // 0.1.1–0.1.13: the command in the message; `{ … }` refused too.
+        assert_eq!(
+            root("gemini-0.1.1", rejected_0_1),
+            Some((
+                "gemini-0.1.1".to_string(),
+                "Command rejected: {{command}}\nReason: no".to_string()
+            ))
+        );
+        // 0.1.15–0.10: one message; only `X=/ …`.
+        const NO_ROOT: &str = "Could not identify command root to obtain permission from user.";
+        assert_eq!(
+            root("gemini-0.1.15", |_| NO_ROOT.to_string()),
+            Some(("gemini-0.1.15".to_string(), NO_ROOT.to_string()))
+        );
+        // Nothing refused: no rule.
+        assert_eq!(
+            seen_with(|_| None, |seen| learn_command_root(seen, |_| false).unwrap()),
+            None
+        );
+        // The slash marker refused with a message that refuses others no root explains.
+        let e = seen_with(
+            |m: &Marker| (m.id == "root-slash" || m.id == "spaces").then(|| NO_ROOT.to_string()),
+            |seen| learn_command_root(seen, |_| false).unwrap_err().to_string(),
+        );
+        assert!(e.contains("\"spaces\""), "{e}");
     }
 
     #[test]

@@ -51,6 +51,14 @@ pub struct Validate {
     pub reject_control_chars: Option<String>,
     /// Reject `$(`, backticks, `<(` and `>(` outside single quotes; the value is the message.
     pub reject_command_substitution: Option<String>,
+    /// Which `detectCommandSubstitution` decides `reject_command_substitution`: absent, Gemini
+    /// CLI 0.40 on's; `gemini-0.1.15` (0.1.15–0.7: a backtick counts where it closes one,
+    /// `>(` not at all) or `gemini-0.8.2` (0.8–0.10: the same with `>(`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_substitution_detector: Option<String>,
+    /// Refuse texts in which Gemini CLI 0.1.x–0.10's command-root function finds no command
+    /// root ("Could not identify command root to obtain permission from user.").
+    pub refuse_no_command_root: Option<RefuseNoCommandRoot>,
     /// Reject texts that hold any of these strings anywhere, quoted or not (Gemini CLI 0.1.9:
     /// `$(` or a backtick; 0.1.13: `$(`).
     pub reject_substrings: Option<RejectSubstrings>,
@@ -81,6 +89,17 @@ pub struct Validate {
     /// ``argvprobe $((`echo 1`+1))``, which 2.1.323 and later refuse (`arithmetic`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unparsed_possible_only: Vec<String>,
+}
+
+/// Gemini CLI's refusal of a text whose command root it cannot find.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefuseNoCommandRoot {
+    /// Which function: `gemini-0.1.1` (0.1.1–0.1.13: the first word after deleting `{}()`) or
+    /// `gemini-0.1.15` (0.1.15–0.10: the first word of every command `splitCommands` gives).
+    pub rule: String,
+    /// The harness's message; `{{command}}` stands for the refused text.
+    pub message: String,
 }
 
 /// A harness's refusal of every text that holds one of some strings, as a plain substring test

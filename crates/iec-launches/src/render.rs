@@ -100,7 +100,12 @@ pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
         }
     }
     if let Some(msg) = &v.reject_command_substitution {
-        if let Some(i) = command_substitution_outside_single_quotes(text) {
+        let found = match v.command_substitution_detector.as_deref() {
+            Some("gemini-0.1.15") => gemini_0_1_15_substitution(text, false),
+            Some("gemini-0.8.2") => gemini_0_1_15_substitution(text, true),
+            _ => command_substitution_outside_single_quotes(text),
+        };
+        if let Some(i) = found {
             return Some(Rejection {
                 rule: "command-substitution",
                 message: msg.clone(),
@@ -108,12 +113,19 @@ pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
             });
         }
     }
+    if let Some(r) = &v.refuse_no_command_root {
+        if !gemini_has_command_root(text, &r.rule) {
+            return Some(Rejection {
+                rule: "no-command-root",
+                message: r.message.replace("{{command}}", text),
+                offset: 0,
+            });
+        }
+    }
     if let Some(msg) = &v.refuse_tree_sitter_error {
-        let gate = crate::tree_sitter_gate::Gate {
-            prompt_transform: v.tree_sitter_prompt_transform,
-            parts: v.tree_sitter_parts,
-        };
-        if let crate::tree_sitter_gate::Decision::Refuses(f) = crate::tree_sitter_gate::decide(text, gate) {
+        if let crate::tree_sitter_gate::Decision::Refuses(f) =
+            crate::tree_sitter_gate::decide(text, gate_of(v))
+        {
             return Some(Rejection {
                 rule: f.rule(),
                 message: msg.clone(),
@@ -133,6 +145,14 @@ pub fn validate(v: &Validate, text: &str) -> Option<Rejection> {
     None
 }
 
+/// The parse gate a launch's validation names.
+fn gate_of(v: &Validate) -> crate::tree_sitter_gate::Gate {
+    crate::tree_sitter_gate::Gate {
+        prompt_transform: v.tree_sitter_prompt_transform,
+        parts: v.tree_sitter_parts,
+    }
+}
+
 /// Whether the model's finding `u` is a certain refusal on this launch (its rule not listed in
 /// `unparsed_possible_only`).
 fn certain_here(v: &Validate, u: &crate::unparsed::Unparsed) -> bool {
@@ -144,11 +164,9 @@ fn certain_here(v: &Validate, u: &crate::unparsed::Unparsed) -> bool {
 /// are [`validate`]'s.
 pub fn may_refuse(v: &Validate, text: &str) -> Option<Rejection> {
     if let Some(msg) = &v.refuse_tree_sitter_error {
-        let gate = crate::tree_sitter_gate::Gate {
-            prompt_transform: v.tree_sitter_prompt_transform,
-            parts: v.tree_sitter_parts,
-        };
-        if let crate::tree_sitter_gate::Decision::Undecided(u) = crate::tree_sitter_gate::decide(text, gate) {
+        if let crate::tree_sitter_gate::Decision::Undecided(u) =
+            crate::tree_sitter_gate::decide(text, gate_of(v))
+        {
             return Some(Rejection {
                 rule: u.rule(),
                 message: msg.clone(),
@@ -189,6 +207,122 @@ pub fn command_substitution_outside_single_quotes(text: &str) -> Option<usize> {
             || ((c == b'$' || (!in_double && (c == b'<' || c == b'>'))) && b.get(i + 1) == Some(&b'('))
         {
             return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether Gemini CLI finds a command root in `text` (an empty text aside: the harness refuses
+/// it first, "Command cannot be empty."). `rule` `gemini-0.1.1` (0.1.1–0.1.13's
+/// `getCommandRoot`: `trim()`, `{}()` deleted, the part before the first run of white space,
+/// `;`, `&` or `|`, its last `/`- or `\`-separated component, which must not be empty);
+/// `gemini-0.1.15` (0.1.15–0.10's `getCommandRoots`: `splitCommands` outside quotes at `;`, `&`,
+/// `|`, `&&`, `||`, and for each command its first word — a quoted one unquoted — by its last
+/// path component; a root is found when any is not empty). Any other rule: found.
+pub fn gemini_has_command_root(text: &str, rule: &str) -> bool {
+    let last_component = |w: &str| !w.rsplit(['/', '\\']).next().unwrap_or("").is_empty();
+    match rule {
+        "gemini-0.1.1" => {
+            let t: String = text
+                .trim_matches(is_js_whitespace)
+                .chars()
+                .filter(|c| !"{}()".contains(*c))
+                .collect();
+            let first = t
+                .split(|c: char| is_js_whitespace(c) || ";&|".contains(c))
+                .next()
+                .unwrap_or("");
+            last_component(first)
+        }
+        "gemini-0.1.15" => gemini_split_commands(text).iter().any(|c| {
+            let root = if let Some(q) = ['"', '\''].into_iter().find(|q| c.starts_with(*q)) {
+                match c[1..].find(q) {
+                    Some(n) if n > 0 => Some(&c[1..1 + n]),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            let root = root.unwrap_or_else(|| c.split(is_js_whitespace).next().unwrap_or(""));
+            !root.is_empty() && last_component(root)
+        }),
+        _ => true,
+    }
+}
+
+/// Gemini CLI 0.1.15–0.10's `splitCommands`: the text cut at `;`, `&`, `|`, `&&` and `||` outside
+/// quotes (a backslash keeps the next character), each command trimmed, empty ones dropped.
+fn gemini_split_commands(text: &str) -> Vec<String> {
+    let cs: Vec<char> = text.chars().collect();
+    let (mut out, mut cur) = (Vec::new(), String::new());
+    let (mut single, mut double) = (false, false);
+    let mut push = |cur: &mut String| {
+        let t = cur.trim_matches(is_js_whitespace).to_string();
+        if !t.is_empty() {
+            out.push(t);
+        }
+        cur.clear();
+    };
+    let mut i = 0;
+    while i < cs.len() {
+        let (c, next) = (cs[i], cs.get(i + 1).copied());
+        if c == '\\' && next.is_some() {
+            cur.push(c);
+            cur.extend(next);
+            i += 2;
+            continue;
+        }
+        if c == '\'' && !double {
+            single = !single;
+        } else if c == '"' && !single {
+            double = !double;
+        }
+        if !single && !double && (c == ';' || c == '&' || c == '|') {
+            if (c == '&' || c == '|') && next == Some(c) {
+                i += 1;
+            }
+            push(&mut cur);
+        } else {
+            cur.push(c);
+        }
+        i += 1;
+    }
+    push(&mut cur);
+    out
+}
+
+/// Gemini CLI 0.1.15–0.10's `detectCommandSubstitution`: the offset where it finds command
+/// substitution. A backslash outside single quotes skips the next character; quotes do not
+/// toggle inside backticks; a backtick outside single quotes toggles the backtick state and
+/// counts only where it closes one (an unclosed backtick is not found); `$(` counts anywhere
+/// outside single quotes, `<(` (and, from 0.8, `>(`) outside double quotes and backticks.
+pub fn gemini_0_1_15_substitution(text: &str, process_out: bool) -> Option<usize> {
+    let b = text.as_bytes();
+    let (mut single, mut double, mut backticks) = (false, false, false);
+    let mut i = 0;
+    while i < b.len() {
+        let (c, next) = (b[i], b.get(i + 1).copied());
+        if c == b'\\' && !single {
+            i += 2;
+            continue;
+        }
+        if c == b'\'' && !double && !backticks {
+            single = !single;
+        } else if c == b'"' && !single && !backticks {
+            double = !double;
+        } else if c == b'`' && !single {
+            backticks = !backticks;
+        }
+        if !single {
+            let unquoted = !double && !backticks;
+            if (c == b'$' && next == Some(b'('))
+                || (c == b'<' && next == Some(b'(') && unquoted)
+                || (process_out && c == b'>' && next == Some(b'(') && unquoted)
+                || (c == b'`' && !backticks)
+            {
+                return Some(i);
+            }
         }
         i += 1;
     }
@@ -784,6 +918,70 @@ mod tests {
         assert_eq!(command_substitution_outside_single_quotes("echo `x`"), Some(5));
         assert_eq!(command_substitution_outside_single_quotes("diff <(a) b"), Some(5));
         assert_eq!(command_substitution_outside_single_quotes("echo \\$(x)"), None);
+    }
+
+    #[test]
+    fn gemini_0_1_15_finds_a_backtick_where_it_closes_and_no_process_output() {
+        let d = |t: &str| gemini_0_1_15_substitution(t, false);
+        // Red team, against Gemini CLI 0.1.19: these ran.
+        assert_eq!(d("argvprobe a >(cat)"), None);
+        assert_eq!(d("argvprobe a # use `x\nargvprobe b"), None);
+        assert_eq!(d("argvprobe 'it'\\''s' # `\nargvprobe b"), None);
+        assert_eq!(d("argvprobe $'a\\'`'"), None);
+        // Found: the closing backtick's offset, `$(` anywhere outside single quotes.
+        assert_eq!(d("echo `x`"), Some(7));
+        assert_eq!(d("echo \"$(x)\""), Some(6));
+        assert_eq!(d("echo `'$(x)'`"), Some(7));
+        assert_eq!(d("echo '$(x)'"), None);
+        assert_eq!(d("diff <(a) b"), Some(5));
+        assert_eq!(d("echo \"<(a)\""), None);
+        // 0.8–0.10 add `>(`.
+        assert_eq!(gemini_0_1_15_substitution("argvprobe a >(cat)", true), Some(12));
+        assert_eq!(gemini_0_1_15_substitution("echo \">(a)\"", true), None);
+    }
+
+    #[test]
+    fn gemini_command_roots() {
+        let old = |t: &str| gemini_has_command_root(t, "gemini-0.1.1");
+        let new = |t: &str| gemini_has_command_root(t, "gemini-0.1.15");
+        // Red team, real runs: refused by 0.1.1–0.1.13.
+        for t in [
+            "{ argvprobe a; }",
+            "( argvprobe a )",
+            "( cd /tmp && argvprobe a )",
+            "(( 1 )) && argvprobe a",
+            "x=/tmp/; argvprobe a",
+            "{\nargvprobe a\n}",
+            "arg\\\nvprobe a",
+            "X=/ argvprobe a",
+            "\\\nargvprobe a",
+        ] {
+            assert!(!old(t), "{t:?}");
+        }
+        assert!(old("argvprobe a") && old("  /usr/bin/env x") && old("a;b"));
+        // 0.1.15 on: every command's root must be missing.
+        for t in [
+            "X=/ argvprobe a",
+            "X=/ argvprobe a; Y=/ argvprobe b",
+            "\"a/\" argvprobe b",
+            "\\\nargvprobe a",
+        ] {
+            assert!(!new(t), "{t:?}");
+        }
+        for t in [
+            "{ argvprobe a; }",
+            "( argvprobe a )",
+            "X=/ argvprobe a 2>&1",
+            "X=/ a; b",
+            "'a b' c",
+            "\"\" x",
+        ] {
+            assert!(new(t), "{t:?}");
+        }
+        assert_eq!(
+            gemini_split_commands("a && b || c; d | e & 'f;g' \"h|i\" j\\;k"),
+            vec!["a", "b", "c", "d", "e", "'f;g' \"h|i\" j\\;k"]
+        );
     }
 
     #[test]
