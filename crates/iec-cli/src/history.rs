@@ -23,6 +23,11 @@ pub const PROBES: &[&str] = &[
     // Gemini CLI 0.1.9 refuses every backtick, 0.1.9 and 0.1.13 every `$(`, quoted or not.
     "echo `echo a`",
     "echo '$(x)'",
+    // Gemini CLI 0.1.x–0.10 find no command root in `X=/` (0.1.1–0.1.13 also in braces); 0.40
+    // on refuse an unclosed backtick, 0.1.15–0.10 do not.
+    "X=/ echo a",
+    "{ echo a; }",
+    "echo a # `",
 ];
 
 fn md(s: &str) -> String {
