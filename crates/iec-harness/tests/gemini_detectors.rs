@@ -11,9 +11,10 @@ use iec_launches::render::{
     command_substitution_outside_single_quotes, gemini_0_1_15_substitution, gemini_has_command_root,
 };
 use iec_testkit::gen::Rng;
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod node_oracle;
 
 /// The harness versions and the function each one's `utils/shell-utils.js` holds.
 const VERSIONS: &[(&str, &str)] = &[
@@ -92,45 +93,15 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
 }
 "#;
 
-fn oracle(js: &PathBuf, name: &str, texts: &[String]) -> Vec<bool> {
+fn oracle(js: &Path, name: &str, texts: &[String]) -> Vec<bool> {
     oracle_expr(js, name, &format!("{name}(t)"), texts)
 }
 
-fn oracle_expr(js: &PathBuf, names: &str, expr: &str, texts: &[String]) -> Vec<bool> {
-    let script = tempfile::Builder::new().suffix(".mjs").tempfile().unwrap();
-    std::fs::write(script.path(), ORACLE).unwrap();
-    let mut child = Command::new("node")
-        .arg(script.path())
-        .arg(js)
-        .arg(names)
-        .arg(expr)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node runs (tests need node and npm)");
-    let mut stdin = child.stdin.take().unwrap();
-    let input: String = texts
-        .iter()
-        .map(|t| serde_json::to_string(t).unwrap() + "\n")
-        .collect();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    assert!(
-        out.status.success(),
-        "node: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: Vec<bool> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(got.len(), texts.len(), "node answered every text");
-    got
+fn oracle_expr(js: &Path, names: &str, expr: &str, texts: &[String]) -> Vec<bool> {
+    node_oracle::answers(None, ORACLE, &[js.to_str().unwrap(), names, expr], texts)
+        .into_iter()
+        .map(|v| v.as_bool().expect("true or false"))
+        .collect()
 }
 
 /// Texts of the characters the detectors look at, and the red team's cases.

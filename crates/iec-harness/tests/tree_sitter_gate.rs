@@ -9,9 +9,9 @@
 
 use iec_launches::tree_sitter_gate::{inspect, refuses_with, Gate};
 use iec_testkit::gen;
-use std::io::Write;
+
+mod node_oracle;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 const WEB_TREE_SITTER: &str = "web-tree-sitter@0.25.10";
 const TREE_SITTER_BASH: &str = "tree-sitter-bash@0.25.1";
@@ -134,43 +134,7 @@ fn packages() -> Option<PathBuf> {
 /// What node's walk says for each text, one JSON value per text.
 fn oracle(root: &Path, texts: &[String]) -> Vec<serde_json::Value> {
     // ES modules resolve packages from the script's own folder.
-    let script = tempfile::Builder::new()
-        .prefix("oracle-")
-        .suffix(".mjs")
-        .tempfile_in(root)
-        .unwrap();
-    std::fs::write(script.path(), ORACLE).unwrap();
-    let mut child = Command::new("node")
-        .arg(script.path())
-        .arg(root)
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node runs (tests need node and npm)");
-    let mut stdin = child.stdin.take().unwrap();
-    let input: String = texts
-        .iter()
-        .map(|t| serde_json::to_string(t).unwrap() + "\n")
-        .collect();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    assert!(
-        out.status.success(),
-        "node: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), texts.len(), "node answered every text");
-    lines
+    node_oracle::answers(Some(root), ORACLE, &[root.to_str().unwrap()], texts)
 }
 
 /// Hand-picked texts around the gate's rules.
