@@ -107,6 +107,10 @@ pub struct LaunchOptions {
     /// Decides each call when its turn comes (see [`crate::server::NextCommand`]); the
     /// reference runs and [`PayloadResult::emitted`] stay `payloads` as written.
     pub next_command: Option<crate::server::NextCommand>,
+    /// At most this many calls in one harness session (`None`: all): the rest run in further
+    /// sessions in the same sandbox, so every call sees the same paths (Gemini CLI ends a
+    /// prompt after 100 model turns).
+    pub session_calls: Option<usize>,
 }
 
 impl LaunchOptions {
@@ -124,6 +128,7 @@ impl LaunchOptions {
             tools: vec![],
             env: vec![],
             next_command: None,
+            session_calls: None,
         }
     }
 
@@ -708,17 +713,21 @@ struct Segment {
     windows: Vec<(Vec<String>, Vec<ProbeRecord>)>,
 }
 
-/// Runs the harness once on `opts.payloads[from..]` in sandbox `sb`.
+/// Runs the harness once on `opts.payloads[from..to]` in sandbox `sb`.
 fn run_segment(
     opts: &LaunchOptions,
-    from: usize,
+    (from, to): (usize, usize),
     launcher: &Launcher,
     sb: &Arc<Sandbox>,
     driver: &dyn Driver,
 ) -> anyhow::Result<Segment> {
     let mut seg_opts = opts.clone();
-    seg_opts.payloads = opts.payloads[from..].to_vec();
-    seg_opts.workdirs = opts.workdirs.get(from..).unwrap_or_default().to_vec();
+    seg_opts.payloads = opts.payloads[from..to].to_vec();
+    seg_opts.workdirs = opts
+        .workdirs
+        .get(from..to.min(opts.workdirs.len()))
+        .unwrap_or_default()
+        .to_vec();
     let (marks, server) = replay_with_marks(sb, &seg_opts)?;
     let how = driver.prepare(sb, &server.base_url())?;
     let mut cmd = Command::new(&launcher.program);
@@ -814,8 +823,10 @@ pub(crate) fn launch(
     let mut tool_results: Vec<Option<ToolResult>> = Vec::with_capacity(n);
     let mut echoed: Vec<Option<String>> = Vec::with_capacity(n);
     let mut parts: Vec<(Vec<String>, Vec<ProbeRecord>)> = Vec::with_capacity(n);
+    let cap = opts.session_calls.unwrap_or(n).max(1);
     loop {
-        let mut seg = run_segment(opts, from, &launcher, &sb, driver)?;
+        let to = n.min(from + cap);
+        let mut seg = run_segment(opts, (from, to), &launcher, &sb, driver)?;
         let ended = ended_on_call(&seg, driver);
         if let Some((k, message)) = &ended {
             seg.tool_results[*k] = Some(ToolResult {
@@ -825,9 +836,12 @@ pub(crate) fn launch(
             });
         }
         let seg_n = seg.tool_results.len();
-        let resume = ended
-            .map(|(k, _)| k + 1)
-            .filter(|&k| k < seg_n && opts.next_command.is_none());
+        // Resumed after a call the harness ended its session on, or where the session's share
+        // of the calls ends (not after a session that timed out: the run reports that).
+        let resume = match ended {
+            Some((k, _)) if k + 1 < seg_n => opts.next_command.is_none().then_some(k + 1),
+            _ => (to < n && !seg.fin.timed_out).then_some(seg_n),
+        };
         let keep = resume.unwrap_or(seg_n);
         tool_results.extend(seg.tool_results.drain(..keep));
         echoed.extend(seg.echoed.drain(..keep));

@@ -272,6 +272,44 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
         true,
         &simple(|t| format!("bash -c 'argvprobe {t} a'")),
     );
+    // Which generation of Gemini CLI's `stripShellWrapper` runs (`iec_launches::gemini_strip`):
+    // 0.1.15 strips `bash /c` but not `BASH -c`, 0.11.3 `BASH -c` but not a path, 0.36.0 a path,
+    // 0.44.0 a leading `trap '' HUP; ` as well, 0.51.0 re-parses a double-quoted script.
+    add(
+        "wrapped-upper",
+        Rendering,
+        "a model-written `BASH -c` wrapper (Gemini CLI strips it case-insensitively from 0.11.3 on)",
+        true,
+        &simple(|t| format!("BASH -c 'argvprobe {t} a'")),
+    );
+    add(
+        "wrapped-slash-c",
+        Rendering,
+        "a model-written `bash /c` wrapper (Gemini CLI 0.1.15–0.10 strips `/c` after any shell)",
+        true,
+        &simple(|t| format!("bash /c 'argvprobe {t} a'")),
+    );
+    add(
+        "wrapped-path",
+        Rendering,
+        "a model-written `/bin/bash -c` wrapper (Gemini CLI strips a shell with a path from 0.36.0 on)",
+        true,
+        &simple(|t| format!("/bin/bash -c 'argvprobe {t} a'")),
+    );
+    add(
+        "wrapped-dq",
+        Rendering,
+        "a model-written `bash -c \"…\"` with escaped quotes (Gemini CLI re-parses it with shell-quote from 0.51.0 on; before, it slices the quotes off)",
+        true,
+        &simple(|t| format!("bash -c \"argvprobe {t} \\\"a b\\\"\"")),
+    );
+    add(
+        "hup-guard",
+        Rendering,
+        "a leading `trap '' HUP; ` (Gemini CLI 0.44.0 removes it: its `stripHupGuard`)",
+        true,
+        &simple(|t| format!("trap '' HUP; argvprobe {t} a")),
+    );
     add(
         "wrapped-backslash",
         Context,
@@ -568,22 +606,11 @@ pub fn learn_harness(h: &dyn Harness, spec: &RunSpec, opts: &LearnOptions) -> an
     let nonce = fresh_nonce();
     let ms = markers(&nonce);
     let started = Instant::now();
-    let mut run: Option<HarnessRun> = None;
-    for chunk in ms.chunks(h.max_calls()) {
-        let cmds: Vec<&str> = chunk.iter().map(|m| m.command.as_str()).collect();
-        let part = crate::harness::checked(h.title(), &spec.version, chunk.len(), h.run(spec, &cmds)?)?;
-        run = Some(match run {
-            None => part,
-            Some(mut r) => {
-                r.results.extend(part.results);
-                r.requests.extend(part.requests);
-                r.bash_argvs.extend(part.bash_argvs);
-                r.elapsed_ms += part.elapsed_ms;
-                r
-            }
-        });
-    }
-    let run = run.context("no markers")?;
+    // One launch: a harness that takes fewer calls a session ([`Harness::max_calls`]) goes on
+    // in further sessions in the same sandbox, so every marker sees the paths the environment
+    // marker read.
+    let cmds: Vec<&str> = ms.iter().map(|m| m.command.as_str()).collect();
+    let run = crate::harness::checked(h.title(), &spec.version, cmds.len(), h.run(spec, &cmds)?)?;
     let mut learned = learn_from_run_with(h, &spec.version, &nonce, &ms, &run)?;
     learned.elapsed_ms = started.elapsed().as_millis();
     if opts.verify > 0 {
@@ -1200,9 +1227,18 @@ fn learn_template(seen: &[Seen], plain: &Seen, plain_outer: &str, paths: &Paths)
 /// Rewrite steps whose order no marker tells apart, in the order the harness's own source runs
 /// them: Gemini CLI's `tools/shell.js` (read in 0.11.3 and 0.17.1; 0.61.0's bundle does the
 /// same) calls `stripShellWrapper(this.params.command)` and then `.trim()` on what it returns.
+/// Every generation of the strip (`iec_launches::gemini_strip::STEPS`) runs before either trim.
 const SOURCE_ORDER: &[(&str, &str)] = &[
     ("gemini-strip-shell-wrapper", "gemini-trim"),
     ("gemini-strip-shell-wrapper", "gemini-trim-semicolon"),
+    ("gemini-strip-shell-wrapper-0.1.15", "gemini-trim"),
+    ("gemini-strip-shell-wrapper-0.1.15", "gemini-trim-semicolon"),
+    ("gemini-strip-shell-wrapper-0.11.3", "gemini-trim"),
+    ("gemini-strip-shell-wrapper-0.11.3", "gemini-trim-semicolon"),
+    ("gemini-strip-shell-wrapper-0.36.0", "gemini-trim"),
+    ("gemini-strip-shell-wrapper-0.36.0", "gemini-trim-semicolon"),
+    ("gemini-strip-shell-wrapper-0.44.0", "gemini-trim"),
+    ("gemini-strip-shell-wrapper-0.44.0", "gemini-trim-semicolon"),
 ];
 
 /// Of candidates that differ only in the order of the same rewrite steps, the one whose order
@@ -2055,7 +2091,10 @@ fn evidence(
                 // process group when the shell exits (the `background` marker shows the
                 // wrapper's rendering; its argv is not judged).
                 let background = s.m.command.trim_end().ends_with('&');
-                (!replaces_stdin(&p) && !status_only(&p) && !background)
+                // Nor one whose probe ran neither through the harness nor directly (`bash /c`
+                // where nothing strips it runs a script `/c`): there is no argv to judge.
+                let unobserved = o.verdict == "unknown";
+                (!replaces_stdin(&p) && !status_only(&p) && !background && !unobserved)
                     .then(|| (p.verdict.as_str() == "corresponds") == (o.verdict == "corresponds"))
             }
             _ => None,

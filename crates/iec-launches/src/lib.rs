@@ -6,6 +6,7 @@ Receivers live elsewhere: real ones in `iec-witness`, emulated ones in `iec-wind
 */
 #![deny(missing_docs)]
 
+pub mod gemini_strip;
 pub mod invocation;
 pub mod render;
 pub mod resolve;

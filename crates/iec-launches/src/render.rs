@@ -40,6 +40,10 @@ fn claude_code_release(kind: &str) -> Option<iec_shellquote::claude_code_2_1_72:
 /// Rewrite steps a launch may name.
 pub const REWRITES: &[&str] = &[
     "gemini-strip-shell-wrapper",
+    "gemini-strip-shell-wrapper-0.1.15",
+    "gemini-strip-shell-wrapper-0.11.3",
+    "gemini-strip-shell-wrapper-0.36.0",
+    "gemini-strip-shell-wrapper-0.44.0",
     "gemini-trim",
     "space-join",
     "openhands-escape-bash-special-chars",
@@ -340,14 +344,13 @@ pub struct Rewritten {
 
 /// Applies one named rewrite step.
 pub fn rewrite_step(step: &str, text: &str) -> (String, Option<String>) {
-    match step {
-        "gemini-strip-shell-wrapper" => match gemini_strip_shell_wrapper(text) {
-            Some(t) => (
-                t,
-                Some("stripShellWrapper removed a model-written shell -c wrapper".into()),
-            ),
+    if let Some(g) = crate::gemini_strip::generation(step) {
+        return match crate::gemini_strip::strip(g, text) {
+            Some(t) => (t, Some(crate::gemini_strip::note(g).into())),
             None => (text.to_string(), None),
-        },
+        };
+    }
+    match step {
         "gemini-trim" => {
             let mut t = text.trim_matches(is_js_whitespace).to_string();
             let trimmed = t != text;
@@ -406,7 +409,7 @@ pub fn rewrite_step(step: &str, text: &str) -> (String, Option<String>) {
 }
 
 /// JavaScript `String.prototype.trim` white space.
-pub(crate) fn is_js_whitespace(c: char) -> bool {
+pub fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
@@ -414,75 +417,16 @@ pub(crate) fn is_js_whitespace(c: char) -> bool {
     )
 }
 
-/// Gemini CLI `stripShellWrapper` (0.61.0 bundle, `shell-utils`): the case-insensitive
+/// Gemini CLI `stripShellWrapper` as 0.51.0 on run it (0.61.0 bundle, `shell-utils`): the
+/// case-insensitive
 /// `^\s*(?:(?:(?:\S+\/)?(?:sh|bash|zsh))\s+-c|cmd\.exe\s+\/c|powershell(?:\.exe)?\s+(?:-NoProfile\s+)?-Command|pwsh(?:\.exe)?\s+(?:-NoProfile\s+)?-Command)\s+`
 /// removed and the rest trimmed; a rest fully enclosed in `"…"` after a literal `-c` is re-parsed
 /// with shell-quote `parse(rest, key => '$' + key)` and replaced by its single token; otherwise
 /// outer quote characters (`"…"` or `'…'`) are sliced off. (Observed with gemini-cli 0.61.0:
 /// `BASH -c`, `powershell -Command` and `cmd.exe /c` are stripped too, and the rest runs in bash.)
+/// Earlier generations: [`crate::gemini_strip`].
 pub fn gemini_strip_shell_wrapper(text: &str) -> Option<String> {
-    let ws = |c: char| is_js_whitespace(c);
-    // `\s+` then the rest of the text: `None` without at least one white-space character.
-    let spaces = |t: &str| -> Option<usize> {
-        let n = t.len() - t.trim_start_matches(ws).len();
-        (n > 0).then_some(n)
-    };
-    let lower = |t: &str| t.to_ascii_lowercase();
-    let t = text.trim_start_matches(ws);
-    let end = t.find(ws)?;
-    let (first, after) = t.split_at(end);
-    let first_l = lower(first);
-    // The flag that must follow the program word, and whether a match is a POSIX `-c`.
-    let after = &after[spaces(after)?..];
-    let (flag_len, posix) = if matches!(first_l.as_str(), "sh" | "bash" | "zsh")
-        || ["/sh", "/bash", "/zsh"]
-            .iter()
-            .any(|n| first_l.ends_with(n) && first_l.len() > n.len())
-    {
-        if !lower(after.get(..2)?).eq("-c") {
-            return None;
-        }
-        (2, after.starts_with("-c"))
-    } else if first_l == "cmd.exe" {
-        if !lower(after.get(..2)?).eq("/c") {
-            return None;
-        }
-        (2, false)
-    } else if matches!(
-        first_l.as_str(),
-        "powershell" | "powershell.exe" | "pwsh" | "pwsh.exe"
-    ) {
-        let mut a = after;
-        let mut skipped = 0;
-        if lower(a.get(..10).unwrap_or("")) == "-noprofile" {
-            if let Some(n) = spaces(&a[10..]) {
-                skipped = 10 + n;
-                a = &a[skipped..];
-            }
-        }
-        if lower(a.get(..8).unwrap_or("")) != "-command" {
-            return None;
-        }
-        (skipped + 8, false)
-    } else {
-        return None;
-    };
-    let rest = &after[flag_len..];
-    spaces(rest)?;
-    let rest = rest.trim_matches(ws);
-    let quoted = |q: char| rest.chars().count() >= 2 && rest.starts_with(q) && rest.ends_with(q);
-    if quoted('"') && posix {
-        let env = |k: &str| Some(iec_shellquote::EnvValue::Str(format!("${k}")));
-        if let Ok(tokens) = iec_shellquote::parse(rest, &env) {
-            if let [iec_shellquote::Token::Str(s)] = tokens.as_slice() {
-                return Some(s.clone());
-            }
-        }
-    }
-    if quoted('"') || quoted('\'') {
-        return Some(rest[1..rest.len() - 1].to_string());
-    }
-    Some(rest.to_string())
+    crate::gemini_strip::strip(crate::gemini_strip::Generation::V0_51_0, text)
 }
 
 /// tumf/mcp-shell-server: `" ".join(argv)`.

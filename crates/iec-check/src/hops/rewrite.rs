@@ -38,7 +38,7 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
     let mut stripped = false;
     for step in &rw.steps {
         let (t, note) = render::rewrite_step(step, &text);
-        stripped |= step == "gemini-strip-shell-wrapper" && note.is_some();
+        stripped |= iec_launches::gemini_strip::generation(step).is_some() && note.is_some();
         text = t;
         changes.extend(note);
     }
@@ -53,6 +53,21 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
             None,
             receipt,
             Some("judged at the terminal hop: the rewrite is meant to compensate tmux".into()),
+        );
+        return Ok(Flow::Next);
+    }
+    if hup_guard_only(run, &rw.steps, &intended, &text)? {
+        run.push(
+            Hop::HarnessRewrite,
+            WitnessKind::Emulated,
+            Some(true),
+            receipt,
+            Some(
+                "the harness removed the model's leading `trap '' HUP;` and its wrapper ignores \
+                 SIGHUP before the command runs (in a subshell, which keeps an ignored signal \
+                 ignored): the same action"
+                    .into(),
+            ),
         );
         return Ok(Flow::Next);
     }
@@ -119,6 +134,32 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
             Ok(Flow::Stop)
         }
     }
+}
+
+/// Gemini CLI 0.44.0's `stripHupGuard` alone changed the text: the model's leading
+/// `trap '' HUP;` is gone, the launch's wrapper starts with that very trap, and the rest of the
+/// steps made `received` of what followed the guard (which parses on its own).
+fn hup_guard_only(
+    run: &Run<'_>,
+    steps: &[String],
+    intended: &str,
+    received: &str,
+) -> Result<bool, CheckError> {
+    use iec_launches::gemini_strip::{generation, hup_guard_rest, wrapper_ignores_hup, Generation};
+    let guarded = steps.iter().any(|s| generation(s) == Some(Generation::V0_44_0))
+        && run
+            .launch
+            .wrapper
+            .as_ref()
+            .is_some_and(|w| wrapper_ignores_hup(&w.template));
+    let Some(rest) = hup_guard_rest(intended).filter(|_| guarded) else {
+        return Ok(false);
+    };
+    let mut expect = rest.clone();
+    for s in steps.iter().filter(|s| generation(s).is_none()) {
+        expect = render::rewrite_step(s, &expect).0;
+    }
+    Ok(expect == received && run.parse(intended)?.parses() && run.parse(&rest)?.parses())
 }
 
 /// Whether stripping a model-written `bash -c SCRIPT` left the action as it was. `None`: the

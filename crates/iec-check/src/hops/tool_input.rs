@@ -5,7 +5,7 @@ use super::{Flow, State};
 use crate::run::{no_crash, wants_extglob, Run};
 use crate::{plain, CheckError};
 use iec_core::{Hop, Mechanism, WitnessKind};
-use iec_launches::render;
+use iec_launches::{gemini_strip, render};
 use iec_witness::{Parse, WitnessError};
 use serde_json::{json, Value};
 
@@ -26,12 +26,13 @@ pub(crate) fn hop(run: &mut Run<'_>, receipt: Value, text: &str) -> Result<bool,
     // `detectCommandSubstitution(stripShellWrapper(command))` (0.61.0 bundle), so a `$(…)` in
     // the single-quoted script of a model-written `bash -c '…'` is refused, and the model's
     // `bash -c "…"` is checked as the script the strip leaves.
+    // Each generation checks what its own strip leaves (`iec_launches::gemini_strip`).
     let stripped = run
         .launch
         .rewrite
         .as_ref()
-        .filter(|r| r.steps.iter().any(|s| s == "gemini-strip-shell-wrapper"))
-        .and_then(|_| render::gemini_strip_shell_wrapper(text));
+        .and_then(|r| r.steps.iter().find_map(|s| gemini_strip::generation(s)))
+        .and_then(|g| gemini_strip::strip(g, text));
     let rejection = match render::validate(&run.launch.validate, stripped.as_deref().unwrap_or(text)) {
         Some(r) => Some(r),
         None => match &run.launch.validate.reject_multiple_statements {

@@ -12,6 +12,7 @@ use crate::driver::{run_claude_code_with, HarnessRun, RunOptions};
 pub(super) fn run(spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRun> {
     let mut ro = RunOptions::for_spec(spec, commands);
     ro.hook_witness = false;
+    ro.launch.session_calls = Some(super::CLAUDE_CODE.max_calls);
     run_claude_code_with(&ro)
 }
 

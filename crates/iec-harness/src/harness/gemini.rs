@@ -8,9 +8,12 @@ use crate::agree::RunSpec;
 use crate::gemini::{run_gemini_with, GeminiOptions};
 use crate::launch::HarnessRun;
 
-/// One `gemini -p` of `commands`.
+/// One `gemini -p` of `commands`, at most 90 a session (more go on in further sessions in the
+/// same sandbox).
 pub(super) fn run(spec: &RunSpec, commands: &[&str]) -> anyhow::Result<HarnessRun> {
-    run_gemini_with(&GeminiOptions::for_spec(spec, commands))
+    let mut o = GeminiOptions::for_spec(spec, commands);
+    o.launch.session_calls = Some(super::GEMINI_CLI.max_calls);
+    run_gemini_with(&o)
 }
 
 /// The shell tool a Gemini request declares (its `command` field).
