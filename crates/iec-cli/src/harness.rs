@@ -26,6 +26,11 @@ pub enum HarnessCmd {
         /// Payloads per harness launch.
         #[arg(long, default_value_t = 40)]
         batch: usize,
+        /// The replay model's thinking time before each tool call, in milliseconds (an instant
+        /// reply trips start-up races a user's session does not meet: Gemini CLI 0.13 refuses
+        /// every call whose turn comes before its shell parser has loaded).
+        #[arg(long, default_value_t = 1000)]
+        think_ms: u64,
         #[arg(long, value_parser = ["text", "json"], default_value = "text")]
         format: String,
     },
@@ -73,15 +78,21 @@ pub enum HarnessCmd {
         payloads: PathBuf,
         #[arg(long, default_value_t = 40)]
         batch: usize,
+        /// The replay model's thinking time before each tool call, in milliseconds (an instant
+        /// reply trips start-up races a user's session does not meet: Gemini CLI 0.13 refuses
+        /// every call whose turn comes before its shell parser has loaded).
+        #[arg(long, default_value_t = 1000)]
+        think_ms: u64,
         #[arg(long, value_parser = ["text", "json"], default_value = "text")]
         format: String,
     },
 }
 
-fn spec(harness: &str, bin: Option<PathBuf>, batch: usize) -> Result<RunSpec> {
+fn spec(harness: &str, bin: Option<PathBuf>, batch: usize, think_ms: u64) -> Result<RunSpec> {
     let mut s = RunSpec::new(&parse_harness(harness)?);
     s.bin = bin;
     s.batch = batch;
+    s.think = std::time::Duration::from_millis(think_ms);
     Ok(s)
 }
 
@@ -118,6 +129,7 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             bin,
             payloads,
             batch,
+            think_ms,
             format,
         } if harness.starts_with("codex@") || harness.starts_with("gemini-cli@") => {
             // Gemini CLI (gemini-cli@VER): `gemini -p` against the replay server's Gemini API.
@@ -125,6 +137,7 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             let mut spec = RunSpec::new(harness.split_once('@').map_or("", |(_, v)| v));
             spec.bin = bin;
             spec.batch = batch;
+            spec.think = std::time::Duration::from_millis(think_ms);
             let ps = read_payloads(&payloads)?;
             let observed = if gemini {
                 iec_harness::gemini::run_observed(&spec, &ps)?
@@ -150,9 +163,10 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             bin,
             payloads,
             batch,
+            think_ms,
             format,
         } => {
-            let spec = spec(&harness, bin, batch)?;
+            let spec = spec(&harness, bin, batch, think_ms)?;
             let ps = read_payloads(&payloads)?;
             let observed = run_observed(&spec, &ps)?;
             if format == "json" {
@@ -231,6 +245,7 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
             launch,
             payloads,
             batch,
+            think_ms,
             format,
         } => {
             let ps = read_payloads(&payloads)?;
@@ -239,6 +254,7 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
                 let mut spec = RunSpec::new(ver);
                 spec.bin = bin;
                 spec.batch = batch;
+                spec.think = std::time::Duration::from_millis(think_ms);
                 // A bad launch id fails before anything runs.
                 iec_harness::agree::agree_observed(ver, &launch, &[])?;
                 let observed = iec_harness::codex::run_observed(&spec, &ps)?;
@@ -249,13 +265,14 @@ pub fn run(cmd: HarnessCmd) -> Result<i32> {
                 let mut spec = RunSpec::new(ver);
                 spec.bin = bin;
                 spec.batch = batch;
+                spec.think = std::time::Duration::from_millis(think_ms);
                 iec_harness::agree::agree_observed(ver, &launch, &[])?;
                 let observed = iec_harness::gemini::run_observed(&spec, &ps)?;
                 let mut rep = iec_harness::agree::agree_observed(ver, &launch, &observed)?;
                 rep.harness = "gemini-cli".into();
                 rep
             } else {
-                agree(&spec(&harness, bin, batch)?, &launch, &ps)?
+                agree(&spec(&harness, bin, batch, think_ms)?, &launch, &ps)?
             };
             if format == "json" {
                 outln!("{}", serde_json::to_string_pretty(&rep)?);

@@ -310,6 +310,23 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
         true,
         &simple(|t| format!("trap '' HUP; argvprobe {t} a")),
     );
+    // Which text the harness's input rules judge when it strips a model-written wrapper:
+    // `$(…)` (and `${x@P}`, for a tree-sitter gate) outside single quotes only before the
+    // strip, or only after it.
+    add(
+        "gate-raw",
+        Context,
+        "`$(…)` and `${x@P}` in single quotes inside a model-written `bash -c \"…\"`: refused only where the harness checks the text before its strip (Gemini CLI 0.1.15–0.39)",
+        true,
+        &simple(|t| format!("bash -c \"argvprobe {t} '$(echo a)' '${{x@P}}'\"")),
+    );
+    add(
+        "gate-stripped",
+        Context,
+        "`$(…)` in double quotes inside a model-written `bash -c '…'`: refused only where the harness checks what its strip leaves (Gemini CLI 0.1.15–0.1.21 and 0.40 on)",
+        true,
+        &simple(|t| format!("bash -c 'argvprobe {t} \"$(echo a)\"'")),
+    );
     add(
         "wrapped-backslash",
         Context,
@@ -639,6 +656,7 @@ pub fn learn_harness(h: &dyn Harness, spec: &RunSpec, opts: &LearnOptions) -> an
 }
 
 /// One marker's result, as read for learning.
+#[derive(Clone)]
 struct Seen<'a> {
     m: &'a Marker,
     r: &'a PayloadResult,
@@ -961,7 +979,15 @@ pub fn learn_from_run_with(
     let template = learn_template(&seen, plain, &plain_outer, &paths)?;
     let parse = learn_second_parse(&template.chosen, plain, &env)?;
     let spawn = learn_spawn(run, &env, &paths)?;
-    let validation = learn_validation(&seen)?;
+    // The gate markers are judged once the rules are known (`learn_checked_text`).
+    let ungated: Vec<Seen> = seen.iter().filter(|s| !is_gate_marker(&s.m.id)).cloned().collect();
+    let mut validation = learn_validation(&ungated)?;
+    let strips = template
+        .chosen
+        .steps
+        .iter()
+        .any(|s| iec_launches::gemini_strip::generation(s).is_some());
+    validation.checked_text = learn_checked_text(&seen, &validation, strips)?;
     let shadowing = learn_shadowing(by_id("functions"), &validation)?;
     let (tool, input_field) = h.tool(run).context("no main-loop request listed a shell tool")?;
     let facts = Facts {
@@ -1507,6 +1533,8 @@ fn shell_of(argv0: &str) -> anyhow::Result<&'static str> {
 
 /// What the harness refuses before any shell runs, each rule with the harness's message.
 struct Validation {
+    /// Which text the rules judge where the harness strips a wrapper (`None`: not learned).
+    checked_text: Option<String>,
     reject_control_chars: Option<String>,
     reject_newlines: Option<String>,
     reject_command_substitution: Option<String>,
@@ -1690,6 +1718,62 @@ fn substitutes(id: &str) -> bool {
     stem == "subst" || stem == "backtick"
 }
 
+/// The markers that tell which text a harness's input rules judge.
+fn is_gate_marker(id: &str) -> bool {
+    id == "gate-raw" || id == "gate-stripped"
+}
+
+/// **Checked text**: where the harness strips a model-written wrapper, whether its rules judge
+/// the text before the strip (the `gate-raw` marker refused), after it (`gate-stripped`), or
+/// both; a refusal must carry a learned rule's message. `None` without a strip, or when
+/// neither marker was refused (nothing tells).
+fn learn_checked_text(seen: &[Seen], v: &Validation, strips: bool) -> anyhow::Result<Option<String>> {
+    let mut refused = [false; 2];
+    for (k, id) in ["gate-raw", "gate-stripped"].into_iter().enumerate() {
+        let Some(s) = seen.iter().find(|s| s.m.id == id) else {
+            bail!("no {id} marker");
+        };
+        let Some(msg) = &s.rejected else {
+            continue;
+        };
+        let rule = [
+            &v.reject_command_substitution,
+            &v.refuse_tree_sitter_error,
+            &v.reject_control_chars,
+            &v.reject_newlines,
+            &v.refuse_unparsed_line,
+        ]
+        .iter()
+        .any(|m| {
+            // 0.1.15–0.1.21 refuse the stripped text in `execute()`, which puts "Could not
+            // execute command due to invalid parameters: " before the rule's message.
+            m.as_ref()
+                .is_some_and(|m| msg == m || msg.strip_suffix(m.as_str()).is_some_and(|p| p.ends_with(": ")))
+        })
+            || v.reject_substrings
+                .as_ref()
+                .is_some_and(|r| *msg == r.message_for(&s.m.command))
+            || v.refuse_no_command_root
+                .as_ref()
+                .is_some_and(|r| *msg == r.message.replace("{{command}}", &s.m.command));
+        anyhow::ensure!(
+            rule,
+            "{UNSUPPORTED}the harness refused marker {id} ({:?}) with a message no learned rule has: {msg:?}",
+            s.m.command
+        );
+        refused[k] = true;
+    }
+    if !strips {
+        return Ok(None);
+    }
+    Ok(match refused {
+        [true, true] => Some("both".into()),
+        [true, false] => Some("raw".into()),
+        [false, true] => Some("stripped".into()),
+        [false, false] => None,
+    })
+}
+
 /// **Validation**: the control-character markers the harness refuses before any shell ran (CR,
 /// U+0001, ESC, DEL, U+0085: control characters, C1 included; CR and LF: newlines), and whether it refuses command
 /// substitution. Any other refusal is not a rule a launch can say.
@@ -1827,6 +1911,7 @@ fn learn_validation(seen: &[Seen]) -> anyhow::Result<Validation> {
         }
     }
     Ok(Validation {
+        checked_text: None,
         reject_control_chars,
         reject_newlines,
         reject_command_substitution,
@@ -1964,6 +2049,9 @@ fn launch_toml(h: &dyn Harness, version: &str, markers: usize, f: &Facts) -> Str
         }
         if let Some(d) = &v.command_substitution_detector {
             t.push_str(&format!("command_substitution_detector = {}\n", toml_str(d)));
+        }
+        if let Some(c) = &v.checked_text {
+            t.push_str(&format!("checked_text = {}\n", toml_str(c)));
         }
         if let Some(r) = &v.reject_substrings {
             t.push_str(&format!(

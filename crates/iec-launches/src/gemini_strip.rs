@@ -43,6 +43,18 @@ pub const STEPS: &[(&str, Generation)] = &[
     ("gemini-strip-shell-wrapper", Generation::V0_51_0),
 ];
 
+/// Which published versions ship which generation, as read in the packages (first and last
+/// version of each stretch, inclusive; the last stretch is open). `crates/iec-launches/tests/
+/// gemini_strip_ranges.rs` holds every learned Gemini CLI launch to it.
+pub const SHIPPED: &[(Generation, &str, Option<&str>)] = &[
+    (Generation::V0_1_15, "0.1.15", Some("0.10.0")),
+    (Generation::V0_11_3, "0.11.3", Some("0.35.3")),
+    (Generation::V0_36_0, "0.36.0", Some("0.43.0")),
+    (Generation::V0_44_0, "0.44.0", Some("0.44.1")),
+    (Generation::V0_36_0, "0.45.0-nightly.20260529.gc82e2b597", Some("0.47.0")),
+    (Generation::V0_51_0, "0.50.0", None),
+];
+
 /// The generation a rewrite step names, if it is a strip.
 pub fn generation(step: &str) -> Option<Generation> {
     STEPS.iter().find(|(s, _)| *s == step).map(|(_, g)| *g)

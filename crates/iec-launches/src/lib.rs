@@ -57,6 +57,14 @@ pub struct Validate {
     /// `>(` not at all) or `gemini-0.8.2` (0.8–0.10: the same with `>(`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_substitution_detector: Option<String>,
+    /// Which text the rules above judge when the launch strips a model-written shell wrapper
+    /// (`iec_launches::gemini_strip`): absent or `"stripped"`, what the strip leaves (Gemini CLI
+    /// 0.40 on: `detectCommandSubstitution(strippedCommand)`); `"raw"`, the text as the model
+    /// wrote it (0.1.22–0.39: `validateToolParams(params)` before the strip); `"both"` (0.1.15–
+    /// 0.1.21, which validate the raw text and again the stripped one). Learned from the
+    /// `gate-raw` and `gate-stripped` markers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_text: Option<String>,
     /// Refuse texts in which Gemini CLI 0.1.x–0.10's command-root function finds no command
     /// root ("Could not identify command root to obtain permission from user.").
     pub refuse_no_command_root: Option<RefuseNoCommandRoot>,
@@ -447,6 +455,11 @@ impl Launch {
     /// Parses a launch file and checks that the renderings and steps it names exist.
     pub fn from_toml(text: &str) -> Result<Launch, LaunchError> {
         let l: Launch = toml::from_str(text).map_err(|e| LaunchError::Toml(e.to_string()))?;
+        if let Some(c) = &l.validate.checked_text {
+            if !["stripped", "raw", "both"].contains(&c.as_str()) {
+                return Err(LaunchError::Unknown("checked text", c.clone()));
+            }
+        }
         if let Some(w) = &l.wrapper {
             if !render::PAYLOADS.contains(&w.payload.as_str()) {
                 return Err(LaunchError::Unknown("payload rendering", w.payload.clone()));

@@ -22,18 +22,37 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
 /// The structured-decode hop: serde_json bound the value (`receipt`); the harness's input
 /// validation may still reject the text. Returns false when it does (the first divergence).
 pub(crate) fn hop(run: &mut Run<'_>, receipt: Value, text: &str) -> Result<bool, CheckError> {
-    // Gemini CLI checks the command it is about to run: `execute()` calls
+    // Gemini CLI 0.40 on checks the command it is about to run: `execute()` calls
     // `detectCommandSubstitution(stripShellWrapper(command))` (0.61.0 bundle), so a `$(…)` in
     // the single-quoted script of a model-written `bash -c '…'` is refused, and the model's
-    // `bash -c "…"` is checked as the script the strip leaves.
-    // Each generation checks what its own strip leaves (`iec_launches::gemini_strip`).
+    // `bash -c "…"` is checked as the script the strip leaves (each generation's own strip,
+    // `iec_launches::gemini_strip`). 0.1.22–0.39 check the model's text before the strip, and
+    // 0.1.15–0.1.21 both (the launch's `checked_text`, seen in real runs of 0.1.19, 0.8.2,
+    // 0.13.0, 0.40.0 and 0.61.0).
     let stripped = run
         .launch
         .rewrite
         .as_ref()
         .and_then(|r| r.steps.iter().find_map(|s| gemini_strip::generation(s)))
         .and_then(|g| gemini_strip::strip(g, text));
-    let rejection = match render::validate(&run.launch.validate, stripped.as_deref().unwrap_or(text)) {
+    // The text(s) the rules judge: the launch's `checked_text` where a strip changed the text.
+    let (raw, stripped) = match (run.launch.validate.checked_text.as_deref(), stripped) {
+        (Some("raw"), Some(_)) => (true, None),
+        (Some("both"), Some(s)) => (true, Some(s)),
+        (_, Some(s)) => (false, Some(s)),
+        (_, None) => (true, None),
+    };
+    let first = match raw {
+        true => render::validate(&run.launch.validate, text),
+        false => None,
+    };
+    let first = first.or_else(|| {
+        let s = stripped.as_deref()?;
+        render::validate(&run.launch.validate, s)
+    });
+    // What the reason names: the stripped script when the refusal is on it.
+    let stripped = stripped.filter(|_| !raw || render::validate(&run.launch.validate, text).is_none());
+    let rejection = match first {
         Some(r) => Some(r),
         None => match &run.launch.validate.reject_multiple_statements {
             Some(msg) => second_statement(run, text)?.map(|offset| render::Rejection {
