@@ -28,6 +28,18 @@ pub const PROBES: &[&str] = &[
     "X=/ echo a",
     "{ echo a; }",
     "echo a # `",
+    // Gemini CLI's strip of a model-written wrapper, by generation (`iec_launches::gemini_strip`):
+    // 0.1.15–0.10 strip `bash /c` but not `BASH -c`, 0.36 on a shell with a path, 0.51 on read a
+    // double-quoted script with shell-quote, 0.44 removes a leading `trap '' HUP; `.
+    "bash /c 'echo a'",
+    "BASH -c 'echo a'",
+    "/bin/bash -c 'echo a'",
+    "bash -c \"echo \\\"a b\\\"\"",
+    "trap '' HUP; echo a",
+    // Which text its input rules judge (`checked_text`): the model's (0.1.19–0.39), what the
+    // strip leaves (0.1.15–0.1.20, 0.40 on).
+    "bash -c 'echo \"$(echo a)\"'",
+    "bash -c \"echo '$(echo a)'\"",
 ];
 
 fn md(s: &str) -> String {

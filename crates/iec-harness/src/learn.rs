@@ -316,14 +316,14 @@ pub fn markers(nonce: &str) -> Vec<Marker> {
     add(
         "gate-raw",
         Context,
-        "`$(…)` and `${x@P}` in single quotes inside a model-written `bash -c \"…\"`: refused only where the harness checks the text before its strip (Gemini CLI 0.1.15–0.39)",
+        "`$(…)` and `${x@P}` in single quotes inside a model-written `bash -c \"…\"`: refused only where the harness checks the text before its strip (Gemini CLI 0.1.19–0.39)",
         true,
         &simple(|t| format!("bash -c \"argvprobe {t} '$(echo a)' '${{x@P}}'\"")),
     );
     add(
         "gate-stripped",
         Context,
-        "`$(…)` in double quotes inside a model-written `bash -c '…'`: refused only where the harness checks what its strip leaves (Gemini CLI 0.1.15–0.1.21 and 0.40 on)",
+        "`$(…)` in double quotes inside a model-written `bash -c '…'`: refused only where the harness checks what its strip leaves (Gemini CLI 0.1.15–0.1.20 and 0.40 on)",
         true,
         &simple(|t| format!("bash -c 'argvprobe {t} \"$(echo a)\"'")),
     );
@@ -980,7 +980,11 @@ pub fn learn_from_run_with(
     let parse = learn_second_parse(&template.chosen, plain, &env)?;
     let spawn = learn_spawn(run, &env, &paths)?;
     // The gate markers are judged once the rules are known (`learn_checked_text`).
-    let ungated: Vec<Seen> = seen.iter().filter(|s| !is_gate_marker(&s.m.id)).cloned().collect();
+    let ungated: Vec<Seen> = seen
+        .iter()
+        .filter(|s| !is_gate_marker(&s.m.id))
+        .cloned()
+        .collect();
     let mut validation = learn_validation(&ungated)?;
     let strips = template
         .chosen
@@ -1745,14 +1749,14 @@ fn learn_checked_text(seen: &[Seen], v: &Validation, strips: bool) -> anyhow::Re
         ]
         .iter()
         .any(|m| {
-            // 0.1.15–0.1.21 refuse the stripped text in `execute()`, which puts "Could not
+            // 0.1.15–0.1.20 refuse the stripped text in `execute()`, which puts "Could not
             // execute command due to invalid parameters: " before the rule's message.
             m.as_ref()
                 .is_some_and(|m| msg == m || msg.strip_suffix(m.as_str()).is_some_and(|p| p.ends_with(": ")))
-        })
-            || v.reject_substrings
-                .as_ref()
-                .is_some_and(|r| *msg == r.message_for(&s.m.command))
+        }) || v
+            .reject_substrings
+            .as_ref()
+            .is_some_and(|r| *msg == r.message_for(&s.m.command))
             || v.refuse_no_command_root
                 .as_ref()
                 .is_some_and(|r| *msg == r.message.replace("{{command}}", &s.m.command));

@@ -163,17 +163,17 @@ fn corpus() -> Vec<String> {
     ];
     for _ in 0..20_000 {
         let mut t = String::new();
-        t.push_str(*r.pick(SPACE));
-        t.push_str(*r.pick(PROGRAMS));
-        t.push_str(*r.pick(SPACE));
+        t.push_str(r.pick::<&str>(SPACE));
+        t.push_str(r.pick::<&str>(PROGRAMS));
+        t.push_str(r.pick::<&str>(SPACE));
         if r.below(8) != 0 {
-            t.push_str(*r.pick(FLAGS));
+            t.push_str(r.pick::<&str>(FLAGS));
         }
         for _ in 0..r.below(4) {
-            t.push_str(*r.pick(SPACE));
-            t.push_str(*r.pick(REST));
+            t.push_str(r.pick::<&str>(SPACE));
+            t.push_str(r.pick::<&str>(REST));
         }
-        t.push_str(*r.pick(SPACE));
+        t.push_str(r.pick::<&str>(SPACE));
         texts.push(t);
     }
     texts

@@ -51,7 +51,11 @@ pub const SHIPPED: &[(Generation, &str, Option<&str>)] = &[
     (Generation::V0_11_3, "0.11.3", Some("0.35.3")),
     (Generation::V0_36_0, "0.36.0", Some("0.43.0")),
     (Generation::V0_44_0, "0.44.0", Some("0.44.1")),
-    (Generation::V0_36_0, "0.45.0-nightly.20260529.gc82e2b597", Some("0.47.0")),
+    (
+        Generation::V0_36_0,
+        "0.45.0-nightly.20260529.gc82e2b597",
+        Some("0.47.0"),
+    ),
     (Generation::V0_51_0, "0.50.0", None),
 ];
 

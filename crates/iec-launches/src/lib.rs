@@ -60,9 +60,9 @@ pub struct Validate {
     /// Which text the rules above judge when the launch strips a model-written shell wrapper
     /// (`iec_launches::gemini_strip`): absent or `"stripped"`, what the strip leaves (Gemini CLI
     /// 0.40 on: `detectCommandSubstitution(strippedCommand)`); `"raw"`, the text as the model
-    /// wrote it (0.1.22–0.39: `validateToolParams(params)` before the strip); `"both"` (0.1.15–
-    /// 0.1.21, which validate the raw text and again the stripped one). Learned from the
-    /// `gate-raw` and `gate-stripped` markers.
+    /// wrote it (0.1.21–0.39: `validateToolParams(params)` before the strip); `"both"` (0.1.19–
+    /// 0.1.20, which validate the raw text and again the stripped one; 0.1.15–0.1.16 only the
+    /// stripped one). Learned from the `gate-raw` and `gate-stripped` markers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked_text: Option<String>,
     /// Refuse texts in which Gemini CLI 0.1.x–0.10's command-root function finds no command

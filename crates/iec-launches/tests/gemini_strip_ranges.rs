@@ -22,7 +22,10 @@ fn shipped(v: &str) -> Option<Generation> {
 fn every_gemini_launch_strips_as_its_versions_ship() {
     let cat = Catalog::builtin();
     let mut checked = 0;
-    for l in cat.iter().filter(|l| l.harness == "gemini-cli" && l.os == "linux") {
+    for l in cat
+        .iter()
+        .filter(|l| l.harness == "gemini-cli" && l.os == "linux")
+    {
         let learned = l
             .rewrite
             .as_ref()

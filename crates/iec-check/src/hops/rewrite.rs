@@ -56,37 +56,32 @@ pub(crate) fn observe(run: &mut Run<'_>, st: &mut State) -> Result<Flow, CheckEr
         );
         return Ok(Flow::Next);
     }
-    if hup_guard_only(run, &rw.steps, &intended, &text)? {
-        run.push(
-            Hop::HarnessRewrite,
-            WitnessKind::Emulated,
-            Some(true),
-            receipt,
-            Some(
-                "the harness removed the model's leading `trap '' HUP;` and its wrapper ignores \
-                 SIGHUP before the command runs (in a subshell, which keeps an ignored signal \
-                 ignored): the same action"
-                    .into(),
-            ),
-        );
-        return Ok(Flow::Next);
-    }
     let strip = match stripped {
         true => strip_verdict(run, &intended, &text)?,
         false => None,
     };
-    if let Some(Ok(())) = strip {
+    let same_action = if hup_guard_only(run, &rw.steps, &intended, &text)? {
+        Some(
+            "the harness removed the model's leading `trap '' HUP;` and its wrapper ignores \
+             SIGHUP before the command runs (in a subshell, which keeps an ignored signal \
+             ignored): the same action",
+        )
+    } else if let Some(Ok(())) = strip {
+        Some(
+            "the harness runs the script of the model's `bash -c` inside its own wrapper: the \
+             same commands, each construct one whose action the wrapping cannot change \
+             (crate::wrapping's tables)",
+        )
+    } else {
+        None
+    };
+    if let Some(why) = same_action {
         run.push(
             Hop::HarnessRewrite,
             WitnessKind::Emulated,
             Some(true),
             receipt,
-            Some(
-                "the harness runs the script of the model's `bash -c` inside its own wrapper: the \
-                 same commands, each construct one whose action the wrapping cannot change \
-                 (crate::wrapping's tables)"
-                    .into(),
-            ),
+            Some(why.into()),
         );
         return Ok(Flow::Next);
     }

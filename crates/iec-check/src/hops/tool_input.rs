@@ -26,8 +26,8 @@ pub(crate) fn hop(run: &mut Run<'_>, receipt: Value, text: &str) -> Result<bool,
     // `detectCommandSubstitution(stripShellWrapper(command))` (0.61.0 bundle), so a `$(…)` in
     // the single-quoted script of a model-written `bash -c '…'` is refused, and the model's
     // `bash -c "…"` is checked as the script the strip leaves (each generation's own strip,
-    // `iec_launches::gemini_strip`). 0.1.22–0.39 check the model's text before the strip, and
-    // 0.1.15–0.1.21 both (the launch's `checked_text`, seen in real runs of 0.1.19, 0.8.2,
+    // `iec_launches::gemini_strip`), as 0.1.15–0.1.16 do; 0.1.21–0.39 check the model's text
+    // before the strip, and 0.1.19–0.1.20 both (the launch's `checked_text`, seen in real runs of 0.1.19, 0.8.2,
     // 0.13.0, 0.40.0 and 0.61.0).
     let stripped = run
         .launch
