@@ -220,7 +220,7 @@ fn harness_mode_resolves_launches_by_version_range() {
     assert_eq!((o.kind, o.launch.as_str()), (Kind::GeminiCli, "gemini-cli-linux"));
     // Inside a learned range that is not its first version.
     let o = Options::new("gemini-cli@0.5.0", &cat).unwrap();
-    assert_eq!(o.launch, "gemini-cli-0.1.15-linux");
+    assert_eq!(o.launch, "gemini-cli-0.1.21-linux");
     let o = Options::new("claude-code@2.1.72", &cat).unwrap();
     assert_eq!(
         (o.kind, o.launch.as_str()),
