@@ -1254,25 +1254,17 @@ fn learn_template(seen: &[Seen], plain: &Seen, plain_outer: &str, paths: &Paths)
     })
 }
 
-/// Rewrite steps whose order no marker tells apart, in the order the harness's own source runs
-/// them: Gemini CLI's `tools/shell.js` (read in 0.11.3 and 0.17.1; 0.61.0's bundle does the
+/// Whether the harness's own source runs rewrite step `a` before `b`, an order no marker tells
+/// apart: Gemini CLI's `tools/shell.js` (read in 0.11.3 and 0.17.1; 0.61.0's bundle does the
 /// same) calls `stripShellWrapper(this.params.command)` and then `.trim()` on what it returns.
 /// Every generation of the strip (`iec_launches::gemini_strip::STEPS`) runs before either trim.
-const SOURCE_ORDER: &[(&str, &str)] = &[
-    ("gemini-strip-shell-wrapper", "gemini-trim"),
-    ("gemini-strip-shell-wrapper", "gemini-trim-semicolon"),
-    ("gemini-strip-shell-wrapper-0.1.15", "gemini-trim"),
-    ("gemini-strip-shell-wrapper-0.1.15", "gemini-trim-semicolon"),
-    ("gemini-strip-shell-wrapper-0.11.3", "gemini-trim"),
-    ("gemini-strip-shell-wrapper-0.11.3", "gemini-trim-semicolon"),
-    ("gemini-strip-shell-wrapper-0.36.0", "gemini-trim"),
-    ("gemini-strip-shell-wrapper-0.36.0", "gemini-trim-semicolon"),
-    ("gemini-strip-shell-wrapper-0.44.0", "gemini-trim"),
-    ("gemini-strip-shell-wrapper-0.44.0", "gemini-trim-semicolon"),
-];
+fn source_before(a: &str, b: &str) -> bool {
+    iec_launches::gemini_strip::generation(a).is_some()
+        && matches!(b, "gemini-trim" | "gemini-trim-semicolon")
+}
 
 /// Of candidates that differ only in the order of the same rewrite steps, the one whose order
-/// [`SOURCE_ORDER`] holds; `None` when they differ otherwise or no one order is known.
+/// [`source_before`] holds; `None` when they differ otherwise or no one order is known.
 fn source_order<'a>(many: &[&'a Candidate]) -> Option<&'a Candidate> {
     let first = many.first()?;
     let mut sorted_first = first.steps.clone();
@@ -1285,24 +1277,25 @@ fn source_order<'a>(many: &[&'a Candidate]) -> Option<&'a Candidate> {
     if !same_but_order {
         return None;
     }
-    let pos = |c: &Candidate, st: &str| c.steps.iter().position(|x| *x == st);
+    // The pairs of a candidate's steps the source orders, and whether each is in that order.
+    let ordered = |c: &Candidate| -> Vec<bool> {
+        let mut out = vec![];
+        for (i, a) in c.steps.iter().enumerate() {
+            for (j, b) in c.steps.iter().enumerate() {
+                if source_before(a, b) {
+                    out.push(i < j);
+                }
+            }
+        }
+        out
+    };
     let known: Vec<&'a Candidate> = many
         .iter()
         .copied()
-        .filter(|c| {
-            SOURCE_ORDER.iter().all(|(a, b)| match (pos(c, a), pos(c, b)) {
-                (Some(i), Some(j)) => i < j,
-                _ => true,
-            })
-        })
+        .filter(|c| ordered(c).iter().all(|ok| *ok))
         .collect();
     match known[..] {
-        [c] if SOURCE_ORDER
-            .iter()
-            .any(|(a, b)| pos(c, a).is_some() && pos(c, b).is_some()) =>
-        {
-            Some(c)
-        }
+        [c] if !ordered(c).is_empty() => Some(c),
         _ => None,
     }
 }

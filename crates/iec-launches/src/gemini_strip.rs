@@ -99,16 +99,10 @@ pub fn strip(g: Generation, text: &str) -> Option<String> {
 /// What 0.44.0 hands on for a text that holds no shell wrapper but starts with its guard
 /// `trap '' HUP;` (alone or followed by a space): the rest. `None` otherwise.
 pub fn hup_guard_rest(text: &str) -> Option<String> {
-    if strip_wrapper(Generation::V0_44_0, text).is_some() {
-        return None;
+    match strip_wrapper(Generation::V0_44_0, text) {
+        Some(_) => None,
+        None => strip(Generation::V0_44_0, text),
     }
-    let t = text.trim_matches(ws);
-    if t == HUP_GUARD {
-        return Some(String::new());
-    }
-    t.strip_prefix(HUP_GUARD)
-        .and_then(|r| r.strip_prefix(' '))
-        .map(str::to_string)
 }
 
 /// Whether a wrapper template starts by ignoring SIGHUP as 0.44.0's does (`trap '' HUP;`).

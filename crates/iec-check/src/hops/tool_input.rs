@@ -42,16 +42,13 @@ pub(crate) fn hop(run: &mut Run<'_>, receipt: Value, text: &str) -> Result<bool,
         (_, Some(s)) => (false, Some(s)),
         (_, None) => (true, None),
     };
-    let first = match raw {
+    let on_raw = match raw {
         true => render::validate(&run.launch.validate, text),
         false => None,
     };
-    let first = first.or_else(|| {
-        let s = stripped.as_deref()?;
-        render::validate(&run.launch.validate, s)
-    });
     // What the reason names: the stripped script when the refusal is on it.
-    let stripped = stripped.filter(|_| !raw || render::validate(&run.launch.validate, text).is_none());
+    let stripped = stripped.filter(|_| on_raw.is_none());
+    let first = on_raw.or_else(|| render::validate(&run.launch.validate, stripped.as_deref()?));
     let rejection = match first {
         Some(r) => Some(r),
         None => match &run.launch.validate.reject_multiple_statements {
